@@ -1,0 +1,116 @@
+// profcollect's command line. Each subcommand is a thin layer over the libraries; this file only
+// parses arguments and turns errors into one-line messages and exit codes:
+//   0 success, 1 failure (bad input, unwritable output, ...), 2 usage error.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "collector/cli/cli_error.h"
+#include "collector/cli/convert_command.h"
+#include "collector/cli/report_command.h"
+#include "collector/record_source.h"
+#include "mapper/elf_binary.h"
+#include "output/atomic_file.h"
+
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+// perf2bolt spells some long options with one dash (-nl); CLI11 wants two. Rewrite them before
+// parsing so users can switch tools by changing one word.
+std::vector<std::string> normalize_args(int argc, char** argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-nl") a = "--nl";
+    if (a == "-ignore-build-id") a = "--ignore-build-id";
+    args.push_back(std::move(a));
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace profcollect;
+  CLI::App app{
+      "profcollect: collect and convert CPU profiles for BOLT and AutoFDO.\n"
+      "Samples are mapped to binaries by the executable segment that holds them, never by a "
+      "heuristic.",
+      "profcollect"};
+  app.set_version_flag("--version", kVersion);
+  app.require_subcommand(1);
+
+  ConvertOptions convert;
+  auto* c = app.add_subcommand(
+      "convert", "Convert a perf.data into a BOLT profile for BINARY (perf2bolt's job).");
+  c->add_option("-p,--perfdata", convert.perf_data, "perf.data to read (a file, a `perf record "
+                "--threads` directory, or - for a pipe)")
+      ->capture_default_str();
+  c->add_option("-o,--output", convert.output, "profile to write (replaced atomically)")->required();
+  c->add_flag("--nl", convert.no_lbr, "IP samples only (BOLT no_lbr); also spelled -nl");
+  c->add_option("--pid", convert.pid, "only samples of this process");
+  c->add_flag("--ignore-build-id", convert.ignore_build_id,
+              "use samples of a file of BINARY's name even if its build-id differs");
+  c->add_option("--debug-dir", convert.debug_dirs,
+                "directory searched for separate debug info (.build-id/xx/yyyy.debug); repeatable");
+  c->add_flag("-q,--quiet", convert.quiet, "print nothing but errors");
+  c->add_option("BINARY", convert.binary, "the executable or shared library profiled")->required();
+
+  ReportOptions report;
+  auto* r = app.add_subcommand("report", "Summarize a perf.data: samples, losses, per-file counts, "
+                                         "and with BINARY its mapping and top functions.");
+  r->add_option("INPUT", report.input, "perf.data to read")->required();
+  r->add_option("BINARY", report.binary, "binary to map the samples to");
+  r->add_flag("--json", report.json, "print JSON");
+  r->add_option("--pid", report.pid, "only samples of this process");
+  r->add_flag("--ignore-build-id", report.ignore_build_id, "as for convert");
+  r->add_option("--debug-dir", report.debug_dirs, "as for convert");
+  r->add_option("--top", report.top, "number of functions listed")->capture_default_str();
+  r->add_flag("-q,--quiet", report.quiet, "no progress display");
+
+  std::vector<std::string> args = normalize_args(argc, argv);
+  std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    if (*c) return run_convert(convert);
+    if (*r) return run_report(report);
+  } catch (const CliError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return e.exit_code();
+  } catch (const SourceError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  } catch (const OpenError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  } catch (const ElfError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  } catch (const OutputError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "profcollect: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,178 @@
+#include "collector/cli/report_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "collector/cli/cli_error.h"
+#include "collector/cli/progress.h"
+#include "collector/cli/sample_tally.h"
+#include "collector/cli/target_binary.h"
+#include "collector/perf_data_reader.h"
+#include "output/function_profile.h"
+
+namespace profcollect {
+
+namespace {
+
+struct DsoCount {
+  std::string path;
+  std::string build_id;
+  uint64_t samples;
+};
+
+std::vector<DsoCount> dso_counts(const SampleTally& t, const ProcessTable& processes,
+                                 const SessionInfo& session) {
+  // Several Dso entries can share a display name (one file seen with and without a build-id, or
+  // kernel text and its aliases): perf script's dso column counts them together.
+  std::vector<DsoCount> out;
+  auto add = [&out](const std::string& name, const std::string& bid, uint64_t n) {
+    for (auto& d : out) {
+      if (d.path == name) {
+        d.samples += n;
+        if (d.build_id.empty()) d.build_id = bid;
+        return;
+      }
+    }
+    out.push_back({name, bid, n});
+  };
+  for (const auto& [index, n] : t.per_dso) {
+    const Dso& d = processes.dso(index);
+    std::string bid = d.build_id.empty() ? std::string() : d.build_id.to_hex();
+    if (bid.empty()) {
+      for (const auto& e : session.build_ids) {
+        if (e.filename == d.path) {
+          bid = e.build_id.to_hex();
+          break;
+        }
+      }
+    }
+    add(dso_display_name(d), bid, n);
+  }
+  if (t.no_dso) add("[unknown]", "", t.no_dso);
+  std::sort(out.begin(), out.end(), [](const DsoCount& a, const DsoCount& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.path < b.path;
+  });
+  return out;
+}
+
+double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / whole : 0.0; }
+
+}  // namespace
+
+int run_report(const ReportOptions& o) {
+  std::optional<TargetBinary> target;
+  if (!o.binary.empty()) target = TargetBinary::load(o.binary, o.debug_dirs);
+
+  std::unique_ptr<RecordSource> source = open_perf_data(o.input);
+  std::optional<BinaryMatcher> matcher;
+  std::optional<TallyTarget> tally_target;
+  if (target) {
+    const RecordSource* src = source.get();
+    matcher.emplace(o.binary, target->elf->build_id(), o.ignore_build_id,
+                    [src](std::string_view path) -> const BuildId* {
+                      for (const auto& e : src->session().build_ids)
+                        if (e.filename == path) return &e.build_id;
+                      return nullptr;
+                    });
+    tally_target = TallyTarget{&*matcher, &target->segments};
+  }
+
+  ProcessTable processes;
+  SampleTally tally;
+  TallyOptions topt;
+  topt.pid = o.pid;
+  topt.progress = make_progress_reporter("reading " + o.input, o.quiet || o.json);
+  std::string damage;
+  try {
+    tally_samples(*source, processes, topt, tally_target, tally);
+  } catch (const SourceError& e) {
+    // Report what was read before the damage, then fail.
+    damage = e.what();
+  }
+  finish_progress();
+
+  std::optional<FunctionProfile> fp;
+  if (target) {
+    fp = FunctionProfile::build(tally.target_ips, target->symbols);
+    tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
+    tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
+  }
+  auto dsos = dso_counts(tally, processes, source->session());
+
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["file"] = o.input;
+    j["samples"] = tally.samples;
+    j["lost"] = tally.lost;
+    j["throttled"] = tally.throttled;
+    j["events"] = nlohmann::json::array();
+    for (const auto& a : source->session().attrs) j["events"].push_back(a.name);
+    j["binaries"] = nlohmann::json::array();
+    for (const auto& d : dsos) {
+      j["binaries"].push_back({{"path", d.path}, {"build_id", d.build_id}, {"samples", d.samples}});
+    }
+    if (target) {
+      nlohmann::ordered_json b;
+      b["path"] = o.binary;
+      b["build_id"] = target->elf->build_id().to_hex();
+      b["mapped"] = tally.outcomes[SampleOutcome::Mapped];
+      nlohmann::ordered_json unmapped = nlohmann::ordered_json::object();
+      for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
+        auto oc = static_cast<SampleOutcome>(i);
+        unmapped[std::string(outcome_name(oc))] = tally.outcomes[oc];
+      }
+      b["unmapped"] = unmapped;
+      b["functions"] = nlohmann::json::array();
+      auto totals = fp->totals();
+      for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
+        b["functions"].push_back({{"name", totals[i].function->name},
+                                  {"samples", totals[i].count},
+                                  {"share", share(totals[i].count, tally.samples)}});
+      }
+      j["binary"] = b;
+      // Flat copies of the binary's figures, for scripts that read the top level.
+      j["mapped"] = b["mapped"];
+      j["unmapped"] = b["unmapped"];
+      j["functions"] = b["functions"];
+    }
+    if (!damage.empty()) j["error"] = damage;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("%s: %llu samples, %llu lost, %llu throttling events\n", o.input.c_str(),
+                static_cast<unsigned long long>(tally.samples), static_cast<unsigned long long>(tally.lost),
+                static_cast<unsigned long long>(tally.throttled));
+    std::printf("\n%10s %7s  %s\n", "samples", "share", "file");
+    for (const auto& d : dsos) {
+      std::printf("%10llu %6.2f%%  %s%s%s\n", static_cast<unsigned long long>(d.samples),
+                  100 * share(d.samples, tally.samples), d.path.c_str(),
+                  d.build_id.empty() ? "" : "  ", d.build_id.c_str());
+    }
+    if (target) {
+      std::printf("\n%s (build-id %s): %llu samples mapped (%.2f%%)\n", o.binary.c_str(),
+                  target->elf->build_id().empty() ? "none" : target->elf->build_id().to_hex().c_str(),
+                  static_cast<unsigned long long>(tally.outcomes[SampleOutcome::Mapped]),
+                  100 * share(tally.outcomes[SampleOutcome::Mapped], tally.samples));
+      for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
+        auto oc = static_cast<SampleOutcome>(i);
+        if (tally.outcomes[oc]) {
+          std::printf("  unmapped, %-18s %10llu (%.2f%%)\n", std::string(outcome_name(oc)).c_str(),
+                      static_cast<unsigned long long>(tally.outcomes[oc]),
+                      100 * share(tally.outcomes[oc], tally.samples));
+        }
+      }
+      std::printf("\n%10s %7s  %s\n", "samples", "share", "function");
+      auto totals = fp->totals();
+      for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
+        std::printf("%10llu %6.2f%%  %s\n", static_cast<unsigned long long>(totals[i].count),
+                    100 * share(totals[i].count, tally.samples), totals[i].function->name.c_str());
+      }
+    }
+    std::fflush(stdout);
+  }
+  if (!damage.empty()) throw CliError(damage);
+  return 0;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,68 @@
+#include "collector/cli/sample_tally.h"
+
+#include <chrono>
+
+#include "mapper/sample_resolver.h"
+
+namespace profcollect {
+
+std::string dso_display_name(const Dso& dso) {
+  std::string_view p = dso.path;
+  if (dso.kernel) {
+    if (p.starts_with("[kernel.kallsyms]")) return "[kernel.kallsyms]";
+    if (p.starts_with("[")) return std::string(p);
+    // A module: perf shows "[name]" with '-' as '_' and no .ko suffix.
+    auto slash = p.rfind('/');
+    std::string name(slash == std::string_view::npos ? p : p.substr(slash + 1));
+    auto dot = name.find(".ko");
+    if (dot != std::string::npos) name.resize(dot);
+    for (auto& c : name)
+      if (c == '-') c = '_';
+    return "[" + name + "]";
+  }
+  return std::string(p);
+}
+
+void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOptions& options,
+                   const std::optional<TallyTarget>& target, SampleTally& tally) {
+  std::optional<SampleResolver> resolver;
+  if (target) resolver.emplace(processes, *target->matcher, *target->segments);
+
+  Record record;
+  uint64_t n = 0;
+  auto last_progress = std::chrono::steady_clock::now();
+  while (source.next(record)) {
+    if (options.progress && (++n & 0xffff) == 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (now - last_progress > std::chrono::milliseconds(500)) {
+        last_progress = now;
+        options.progress(source.bytes_read(), source.bytes_total());
+      }
+    }
+    if (auto* s = std::get_if<SampleRecord>(&record)) {
+      if (options.pid && s->pid != *options.pid) continue;
+      ++tally.samples;
+      if (tally.per_attr.size() <= s->attr_index) tally.per_attr.resize(s->attr_index + 1);
+      ++tally.per_attr[s->attr_index];
+      if (const Mapping* m = processes.find(s->pid, s->ip, s->cpumode)) {
+        ++tally.per_dso[m->dso];
+      } else {
+        ++tally.no_dso;
+      }
+      if (resolver) {
+        ResolvedAddress r = resolver->resolve(s->pid, s->ip, s->cpumode);
+        tally.outcomes.add(r.outcome);
+        if (r.outcome == SampleOutcome::Mapped) tally.target_ips.add(r.vaddr);
+      }
+    } else if (auto* l = std::get_if<LostRecord>(&record)) {
+      tally.lost += l->lost;
+    } else if (auto* t = std::get_if<ThrottleRecord>(&record)) {
+      if (!t->unthrottle) ++tally.throttled;
+    } else {
+      processes.update(record);
+    }
+  }
+  if (options.progress) options.progress(source.bytes_read(), source.bytes_total());
+}
+
+}  // namespace profcollect

@@ -1,0 +1,83 @@
+// The one interface every record source implements: perf.data files (file, pipe, directory),
+// live ring buffers, and perf script text. Consumers (process table, aggregators, report) see
+// only this.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collector/record.h"
+#include "mapper/build_id.h"
+
+namespace profcollect {
+
+// What a source knows about the event it samples. `name` is the event as perf script prints it
+// in BOLT's header line ("cpu-clock", "cycles:u", ...).
+struct EventAttr {
+  uint32_t type = 0;
+  uint64_t config = 0;
+  uint64_t sample_type = 0;
+  uint64_t read_format = 0;
+  uint64_t branch_sample_type = 0;
+  uint64_t sample_period_or_freq = 0;
+  bool freq = false;
+  bool sample_id_all = false;
+  std::string name;
+  std::vector<uint64_t> ids;
+};
+
+// A build-id the source learned about a file (perf.data build-id section, pipe-mode
+// HEADER_BUILD_ID records, or MMAP2 records carrying one).
+struct BuildIdEntry {
+  uint32_t pid = 0;
+  uint16_t cpumode_misc = 0;
+  BuildId build_id;
+  std::string filename;
+};
+
+struct SessionInfo {
+  std::vector<EventAttr> attrs;
+  std::vector<BuildIdEntry> build_ids;  // may grow while reading (pipe mode sends them last)
+  std::string hostname, os_release, arch, perf_version;
+  std::vector<std::string> cmdline;
+};
+
+// A source that cannot go on: names the file, the byte offset where the damage is, and why.
+class SourceError : public std::runtime_error {
+ public:
+  SourceError(std::string file, uint64_t offset, std::string reason);
+  const std::string& file() const { return file_; }
+  uint64_t offset() const { return offset_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string file_;
+  uint64_t offset_;
+  std::string reason_;
+};
+
+// A source that cannot be opened at all (missing file, not a perf.data, no permission).
+class OpenError : public std::runtime_error {
+ public:
+  OpenError(const std::string& file, const std::string& reason);
+};
+
+class RecordSource {
+ public:
+  virtual ~RecordSource() = default;
+
+  // Fills `out` with the next record in time order and returns true; false at the end.
+  // Throws SourceError on damaged input: everything returned before stays valid.
+  virtual bool next(Record& out) = 0;
+
+  virtual const SessionInfo& session() const = 0;
+
+  // Bytes consumed so far and total (0 when unknown, e.g. a pipe), for progress reports.
+  virtual uint64_t bytes_read() const = 0;
+  virtual uint64_t bytes_total() const = 0;
+};
+
+}  // namespace profcollect

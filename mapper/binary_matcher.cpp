@@ -1,0 +1,77 @@
+#include "mapper/binary_matcher.h"
+
+#include <climits>
+#include <cstdlib>
+
+namespace profcollect {
+
+namespace {
+std::string_view basename_of(std::string_view p) {
+  auto slash = p.rfind('/');
+  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+}
+// perf appends " (deleted)" to files removed while mapped.
+std::string_view strip_deleted(std::string_view p) {
+  constexpr std::string_view kDeleted = " (deleted)";
+  if (p.size() > kDeleted.size() && p.substr(p.size() - kDeleted.size()) == kDeleted) {
+    p.remove_suffix(kDeleted.size());
+  }
+  return p;
+}
+}  // namespace
+
+BinaryMatcher::BinaryMatcher(std::string target_path, BuildId target_build_id,
+                             bool ignore_build_id, BuildIdLookup recorded_build_id)
+    : target_path_(std::move(target_path)),
+      target_build_id_(target_build_id),
+      ignore_build_id_(ignore_build_id),
+      recorded_build_id_(std::move(recorded_build_id)) {
+  target_basename_ = std::string(basename_of(target_path_));
+  char buf[PATH_MAX];
+  if (realpath(target_path_.c_str(), buf)) target_realpath_ = buf;
+}
+
+bool BinaryMatcher::is_anon(std::string_view p) {
+  return p.starts_with("//anon") || p.starts_with("[anon") || p.starts_with("/memfd:") ||
+         p == "[heap]" || p.starts_with("[stack") || p.starts_with("/dev/zero") ||
+         p.starts_with("/SYSV") || p.starts_with("/tmp/perf-") || p.starts_with("//") ||
+         p.empty();
+}
+
+bool BinaryMatcher::name_matches(std::string_view path) const {
+  path = strip_deleted(path);
+  if (path == target_path_ || (!target_realpath_.empty() && path == target_realpath_)) return true;
+  return basename_of(path) == target_basename_;
+}
+
+DsoMatch BinaryMatcher::decide(uint32_t dso_index, const Dso& dso) {
+  DsoMatch result;
+  if (dso.kernel) {
+    result = DsoMatch::Kernel;
+  } else if (is_anon(dso.path)) {
+    result = DsoMatch::Anon;
+  } else {
+    const BuildId* recorded = dso.build_id.empty() ? nullptr : &dso.build_id;
+    if (!recorded && recorded_build_id_) recorded = recorded_build_id_(dso.path);
+    if (recorded && !target_build_id_.empty()) {
+      // Build-ids decide, whatever the file is called (a binary copied or renamed after the
+      // recording still matches; a rebuilt one of the same name does not).
+      if (*recorded == target_build_id_) {
+        result = DsoMatch::Target;
+      } else if (name_matches(dso.path)) {
+        result = ignore_build_id_ ? DsoMatch::Target : DsoMatch::BuildIdMismatch;
+      } else {
+        result = DsoMatch::Other;
+      }
+    } else {
+      result = name_matches(dso.path) ? DsoMatch::Target : DsoMatch::Other;
+    }
+  }
+  // Records with a build-id may arrive later (pipe mode): only cache what build-ids decided or
+  // what cannot change.
+  if (cache_.size() <= dso_index) cache_.resize(dso_index + 1, DsoMatch::Unknown);
+  cache_[dso_index] = result;
+  return result;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,132 @@
+#include "mapper/process_table.h"
+
+#include <type_traits>
+
+namespace profcollect {
+
+ProcessTable::MapSet& ProcessTable::Process::writable() {
+  if (!maps) {
+    maps = std::make_shared<MapSet>();
+  } else if (maps.use_count() > 1) {
+    maps = std::make_shared<MapSet>(*maps);
+  }
+  return *maps;
+}
+
+ProcessTable::Process& ProcessTable::process(uint32_t pid) { return processes_[pid]; }
+
+uint32_t ProcessTable::intern_dso(const MmapRecord& r) {
+  // The key holds everything that tells two files apart: a path reused by a new file (rebuilt
+  // binary) gets its own Dso through the build-id or inode.
+  std::string key;
+  key.reserve(r.filename.size() + 64);
+  key.append(r.filename);
+  key.push_back('\0');
+  key.append(r.build_id.to_hex());
+  key.push_back('\0');
+  key.append(std::to_string(r.maj) + ":" + std::to_string(r.min) + ":" + std::to_string(r.ino));
+  auto [it, inserted] = dso_index_.try_emplace(std::move(key), static_cast<uint32_t>(dsos_.size()));
+  if (inserted) {
+    Dso d;
+    d.path = std::string(r.filename);
+    d.build_id = r.build_id;
+    d.maj = r.maj;
+    d.min = r.min;
+    d.ino = r.ino;
+    d.kernel = r.pid == kKernelPid;
+    dsos_.push_back(std::move(d));
+  }
+  return it->second;
+}
+
+void ProcessTable::insert(MapSet& maps, const Mapping& m) {
+  if (m.end <= m.start) return;
+  // Trim or split every mapping that overlaps [m.start, m.end), as mmap over an existing range
+  // does in the kernel.
+  auto it = maps.upper_bound(m.start);
+  if (it != maps.begin()) --it;
+  while (it != maps.end() && it->second.start < m.end) {
+    Mapping old = it->second;
+    if (old.end <= m.start) {
+      ++it;
+      continue;
+    }
+    it = maps.erase(it);
+    if (old.start < m.start) {
+      Mapping left = old;
+      left.end = m.start;
+      maps.emplace(left.start, left);
+    }
+    if (old.end > m.end) {
+      Mapping right = old;
+      right.pgoff += m.end - old.start;
+      right.start = m.end;
+      maps.emplace(right.start, right);
+    }
+  }
+  maps.emplace(m.start, m);
+}
+
+const Mapping* ProcessTable::lookup(const MapSet& maps, uint64_t addr) {
+  auto it = maps.upper_bound(addr);
+  if (it == maps.begin()) return nullptr;
+  --it;
+  return addr < it->second.end ? &it->second : nullptr;
+}
+
+void ProcessTable::on_mmap(const MmapRecord& r) {
+  Mapping m;
+  m.start = r.start;
+  m.end = r.start + r.len;
+  if (m.end < m.start) m.end = UINT64_MAX;  // kernel maps may run to the top of the space
+  m.pgoff = r.pgoff;
+  m.executable = r.executable;
+  m.dso = intern_dso(r);
+  if (r.pid == kKernelPid) {
+    insert(kernel_maps_, m);
+  } else {
+    insert(process(r.pid).writable(), m);
+  }
+}
+
+void ProcessTable::on_comm(const CommRecord& r) {
+  // exec replaces the address space; the kernel reports the COMM before the new image's MMAPs.
+  if (r.exec && r.pid == r.tid) {
+    processes_[r.pid].maps.reset();
+  }
+}
+
+void ProcessTable::on_task(const TaskRecord& r) {
+  if (r.is_exit) {
+    // Only the exit of the whole process ends its address space; samples of other threads may
+    // still follow a thread's exit.
+    if (r.pid == r.tid) processes_.erase(r.pid);
+    return;
+  }
+  if (r.pid == r.ppid) return;  // a new thread shares its process's maps
+  auto parent = processes_.find(r.ppid);
+  Process child;
+  if (parent != processes_.end()) child.maps = parent->second.maps;  // shared until written
+  processes_[r.pid] = std::move(child);
+}
+
+void ProcessTable::update(const Record& r) {
+  if (auto* m = std::get_if<MmapRecord>(&r)) {
+    on_mmap(*m);
+  } else if (auto* c = std::get_if<CommRecord>(&r)) {
+    on_comm(*c);
+  } else if (auto* t = std::get_if<TaskRecord>(&r)) {
+    on_task(*t);
+  }
+}
+
+const Mapping* ProcessTable::find(uint32_t pid, uint64_t addr, CpuMode mode) const {
+  if (mode == CpuMode::Kernel || mode == CpuMode::GuestKernel || pid == kKernelPid) {
+    return lookup(kernel_maps_, addr);
+  }
+  auto it = processes_.find(pid);
+  if (it == processes_.end() || !it->second.maps) return nullptr;
+  return lookup(*it->second.maps, addr);
+}
+
+}  // namespace profcollect

@@ -1,0 +1,62 @@
+// BinaryMatcher: which mapped files are the target, by build-id first, then by name.
+#include "mapper/binary_matcher.h"
+
+#include <gtest/gtest.h>
+
+namespace profcollect {
+namespace {
+
+BuildId id(const char* hex) { return *BuildId::from_hex(hex); }
+
+Dso file(const char* path, const char* build_id = nullptr) {
+  Dso d;
+  d.path = path;
+  if (build_id) d.build_id = id(build_id);
+  return d;
+}
+
+TEST(BinaryMatcher, SameBuildIdMatchesWhateverThePath) {
+  BinaryMatcher m("/home/u/hot", id("aabbcc"), false, nullptr);
+  EXPECT_EQ(m.match(0, file("/tmp/renamed", "aabbcc")), DsoMatch::Target);
+  EXPECT_EQ(m.match(1, file("/usr/bin/ls", "112233")), DsoMatch::Other);
+}
+
+TEST(BinaryMatcher, SameNameOtherBuildIdIsAMismatchUnlessIgnored) {
+  BinaryMatcher strict("/home/u/hot", id("aabbcc"), false, nullptr);
+  EXPECT_EQ(strict.match(0, file("/home/u/hot", "ddeeff")), DsoMatch::BuildIdMismatch);
+  BinaryMatcher lax("/home/u/hot", id("aabbcc"), true, nullptr);
+  EXPECT_EQ(lax.match(0, file("/home/u/hot", "ddeeff")), DsoMatch::Target);
+}
+
+TEST(BinaryMatcher, PerfsPaddedBuildIdEqualsTheShortNote) {
+  BinaryMatcher m("/x/hot", id("0123456789abcdef"), false, nullptr);
+  EXPECT_EQ(m.match(0, file("/x/hot", "0123456789abcdef000000000000000000000000")), DsoMatch::Target);
+}
+
+TEST(BinaryMatcher, WithoutBuildIdsTheFileNameDecides) {
+  BinaryMatcher m("./build/hot", BuildId(), false, nullptr);
+  EXPECT_EQ(m.match(0, file("/home/u/src/build/hot")), DsoMatch::Target);
+  EXPECT_EQ(m.match(1, file("/home/u/src/build/hot (deleted)")), DsoMatch::Target);
+  EXPECT_EQ(m.match(2, file("/home/u/src/build/hotter")), DsoMatch::Other);
+}
+
+TEST(BinaryMatcher, RecordedBuildIdTableIsConsulted) {
+  BuildId recorded = id("ddeeff");
+  BinaryMatcher m("/x/hot", id("aabbcc"), false, [&](std::string_view p) -> const BuildId* {
+    return p == "/x/hot" ? &recorded : nullptr;
+  });
+  EXPECT_EQ(m.match(0, file("/x/hot")), DsoMatch::BuildIdMismatch);
+}
+
+TEST(BinaryMatcher, KernelAndAnonymousMappingsAreNamedAsSuch) {
+  BinaryMatcher m("/x/hot", BuildId(), false, nullptr);
+  Dso k = file("[kernel.kallsyms]_text");
+  k.kernel = true;
+  EXPECT_EQ(m.match(0, k), DsoMatch::Kernel);
+  EXPECT_EQ(m.match(1, file("//anon")), DsoMatch::Anon);
+  EXPECT_EQ(m.match(2, file("/memfd:jit (deleted)")), DsoMatch::Anon);
+  EXPECT_EQ(m.match(3, file("[vdso]")), DsoMatch::Other);
+}
+
+}  // namespace
+}  // namespace profcollect
