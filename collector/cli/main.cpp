@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
       "convert", "Convert a perf.data into a BOLT profile for BINARY (perf2bolt's job).");
   c->add_option("-p,--perfdata", convert.perf_data, "perf.data to read (a file, a `perf record "
                 "--threads` directory, or - for a pipe)")
-      ->capture_default_str();
+      ->required();
   c->add_option("-o,--output", convert.output, "profile to write (replaced atomically)")->required();
   c->add_flag("--nl", convert.no_lbr, "IP samples only (BOLT no_lbr); also spelled -nl");
   c->add_option("--pid", convert.pid, "only samples of this process");

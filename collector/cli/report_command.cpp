@@ -40,15 +40,17 @@ std::vector<DsoCount> dso_counts(const SampleTally& t, const ProcessTable& proce
   for (const auto& [index, n] : t.per_dso) {
     const Dso& d = processes.dso(index);
     std::string bid = d.build_id.empty() ? std::string() : d.build_id.to_hex();
+    std::string name = dso_display_name(d);
     if (bid.empty()) {
+      // The build-id table names the kernel "[kernel.kallsyms]", its MMAP "[kernel.kallsyms]_text".
       for (const auto& e : session.build_ids) {
-        if (e.filename == d.path) {
+        if (e.filename == d.path || (d.kernel && e.filename == name)) {
           bid = e.build_id.to_hex();
           break;
         }
       }
     }
-    add(dso_display_name(d), bid, n);
+    add(name, bid, n);
   }
   if (t.no_dso) add("[unknown]", "", t.no_dso);
   std::sort(out.begin(), out.end(), [](const DsoCount& a, const DsoCount& b) {

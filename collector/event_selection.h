@@ -1,0 +1,99 @@
+// Which event samples, at what rate, and the perf_event_attr that asks the kernel for it.
+//
+// `-e auto` takes hardware cycles where a PMU exists and cpu-clock where not (virtual machines),
+// deciding by a trial perf_event_open; the branch-stack engines will come first in `auto` later
+// (SamplingEngine is the seam). Kernel samples are left out when this process may not take
+// them (perf_event_paranoid >= 2 without CAP_PERFMON), as perf's `:u` does.
+//
+// make_sampling_attr() is pure: every field comes from its arguments, so tests check the attr
+// field by field (tests/unit/event_selection_test.cpp) and against what perf record asks for
+// (tests/integration/event_attr_vs_perf_test.cpp).
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "collector/collection_target.h"
+#include "collector/perf_permissions.h"
+
+namespace profcollect {
+
+enum class EventRequest { Auto, Cycles, CpuClock };
+
+// What actually samples. Branch-stack engines (LBR, BRBE, BRS, SPE) join here.
+enum class SamplingEngine { Cycles, CpuClock };
+
+// perf record's default frequency.
+inline constexpr uint64_t kDefaultFrequencyHz = 4000;
+
+struct SamplingRate {
+  bool by_frequency = true;
+  uint64_t value = kDefaultFrequencyHz;  // Hz, or events per sample
+};
+
+struct EventOptions {
+  EventRequest event = EventRequest::Auto;
+  std::optional<uint64_t> frequency_hz;  // -F
+  std::optional<uint64_t> period;        // -c
+};
+
+// A request that cannot be met: unknown -e name, -F with -c, a zero rate.
+class EventSelectionError : public std::runtime_error {
+ public:
+  explicit EventSelectionError(const std::string& message) : std::runtime_error(message) {}
+};
+
+// "auto", "cycles", "cpu-clock"; throws EventSelectionError for anything else.
+EventRequest parse_event_request(std::string_view name);
+
+// The trial open: 0 when the kernel accepts the attr, else its errno.
+using PerfOpenProbe = std::function<int(const perf_event_attr&)>;
+// Opens the attr for this process on any CPU and closes it again.
+int probe_perf_event_open(const perf_event_attr& attr);
+
+struct SelectionContext {
+  PerfPermissions permissions;
+  uint64_t max_sample_rate = 100000;  // kernel.perf_event_max_sample_rate
+  PerfOpenProbe probe = probe_perf_event_open;
+
+  static SelectionContext of_this_process();
+};
+
+struct EventSelection {
+  SamplingEngine engine = SamplingEngine::CpuClock;
+  SamplingRate rate;
+  bool include_kernel = false;
+  std::string name;          // as perf names it: "cycles", "cpu-clock:u"
+  std::string engine_note;   // which event and why: "no hardware PMU (cycles: ENOENT), ..."
+  std::string kernel_note;   // empty, or why kernel samples are left out
+  std::string rate_note;     // empty, or why -F was lowered
+};
+
+// Decides the engine (probing for `auto`), the rate and the privilege level.
+EventSelection select_event(const EventOptions& options, const SelectionContext& context);
+
+// The sampling attr for a selection and target:
+//   type/config      the engine; freq + sample_freq, or sample_period
+//   sample_type      IP|TID|TIME|CPU|PERIOD|IDENTIFIER (IDENTIFIER: first word of every sample
+//                    and last of every trailer, so records are attributed without parsing)
+//   side-band        mmap, mmap2, comm, comm_exec, task, sample_id_all, build_id (`with_build_id`;
+//                    Linux 5.12+), mmap_data = 0 (executable mappings only)
+//   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest
+//   start            disabled; inherit unless system-wide (new threads and children follow);
+//                    enable_on_exec in command mode
+perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind target,
+                                   bool with_build_id = true);
+
+// The attr used for the `auto` trial of an engine.
+perf_event_attr make_probe_attr(SamplingEngine engine, const SamplingRate& rate,
+                                bool include_kernel);
+
+std::string_view engine_event_name(SamplingEngine engine);
+
+}  // namespace profcollect

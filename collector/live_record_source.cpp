@@ -1,0 +1,130 @@
+#include "collector/live_record_source.h"
+
+#include <cstring>
+
+#include "collector/byte_cursor.h"
+#include "collector/perf_abi.h"
+#include "collector/perf_attr.h"
+#include "collector/perf_event_set.h"
+#include "collector/proc_tasks.h"
+#include "collector/process_synthesizer.h"
+
+namespace profcollect {
+
+namespace {
+
+PerfAttr to_perf_attr(const perf_event_attr& attr) {
+  // The same parser as perf.data attrs, so the layout is derived exactly as for a file.
+  return parse_perf_attr({reinterpret_cast<const uint8_t*>(&attr), sizeof attr});
+}
+
+}  // namespace
+
+LiveRecordSource::LiveRecordSource(const perf_event_attr& attr, std::span<const uint64_t> ids,
+                                   std::vector<RingBuffer*> buffers, std::string event_name)
+    : intake_decoder_(state_), output_decoder_(state_), buffers_(std::move(buffers)) {
+  state_.add_attr(to_perf_attr(attr), ids);
+  state_.name_by_update(0, event_name);
+  layout_ = SampleIdLayout{attr.sample_type, attr.sample_id_all != 0};
+}
+
+LiveRecordSource::LiveRecordSource(PerfEventSet& events, std::string event_name)
+    : LiveRecordSource(events.attr(), events.ids(), events.ring_buffers(), std::move(event_name)) {
+  pollable_fds_ = events.pollable_fds();
+}
+
+void LiveRecordSource::count(const Record& r) {
+  if (std::holds_alternative<SampleRecord>(r)) {
+    ++counters_.samples;
+  } else if (const auto* lost = std::get_if<LostRecord>(&r)) {
+    if (lost->is_lost_samples) {
+      counters_.dropped_samples += lost->lost;
+    } else {
+      ++counters_.lost_records;
+      counters_.lost_samples += lost->lost;
+    }
+  } else if (const auto* t = std::get_if<ThrottleRecord>(&r)) {
+    ++(t->unthrottle ? counters_.unthrottles : counters_.throttles);
+  }
+}
+
+void LiveRecordSource::push_raw(std::span<const uint8_t> bytes, uint32_t stream) {
+  RawRecord raw;
+  raw.type = perf_abi::load<uint32_t>(bytes.data());
+  raw.misc = perf_abi::load<uint16_t>(bytes.data() + 4);
+  raw.bytes = bytes;
+  raw.offset = counters_.bytes;
+  raw.stream = stream;
+  try {
+    intake_decoder_.decode(raw, scratch_);
+  } catch (const RecordFormatError&) {
+    ++counters_.malformed;
+    return;
+  }
+  count(scratch_);
+  orderer_.push(raw, RecordDecoder::time_of(scratch_));
+}
+
+void LiveRecordSource::add_synthesized(std::span<const uint8_t> records) {
+  while (records.size() >= perf_abi::kEventHeaderSize) {
+    const uint16_t size = perf_abi::load<uint16_t>(records.data() + 6);
+    if (size < perf_abi::kEventHeaderSize || size > records.size()) {
+      ++counters_.malformed;
+      return;
+    }
+    push_raw(records.first(size), kSynthesizedStream);
+    ++counters_.synthesized;
+    records = records.subspan(size);
+  }
+}
+
+bool LiveRecordSource::add_existing_process(pid_t pid) {
+  synthesis_buffer_.clear();
+  if (!synthesize_process(pid, layout_, synthesis_buffer_)) return false;
+  add_synthesized(synthesis_buffer_);
+  return true;
+}
+
+size_t LiveRecordSource::add_all_existing_processes() {
+  size_t added = 0;
+  for (pid_t pid : list_processes())
+    if (add_existing_process(pid)) ++added;
+  return added;
+}
+
+uint64_t LiveRecordSource::drain() {
+  const uint64_t before = counters_.bytes;
+  uint64_t skipped = 0;
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    RingBuffer& rb = *buffers_[i];
+    rb.begin_pass();
+    std::span<const uint8_t> record;
+    while (rb.next(record)) {
+      push_raw(record, static_cast<uint32_t>(i));
+      ++counters_.records;
+      counters_.bytes += record.size();
+    }
+    rb.end_pass();
+    skipped += rb.skipped_bytes();
+  }
+  counters_.skipped_bytes = skipped;
+  ++counters_.passes;
+  orderer_.finish_round();
+  return counters_.bytes - before;
+}
+
+void LiveRecordSource::finish() { orderer_.finish_all(); }
+
+bool LiveRecordSource::next(Record& out) {
+  RawRecord raw;
+  if (!orderer_.pop(raw)) return false;
+  try {
+    output_decoder_.decode(raw, out);
+  } catch (const RecordFormatError& e) {
+    // Cannot happen: the record decoded when it was queued.
+    throw SourceError("ring buffer " + std::to_string(raw.stream), raw.offset, e.what());
+  }
+  return true;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,103 @@
+// The RecordSource of a live collection: records read from the per-CPU ring buffers, put in
+// time order, decoded by the same RecordDecoder as perf.data files. Records synthesized from
+// /proc for processes that already run come first.
+//
+// The event loop drives it:
+//   drain()  on a readable fd or a timer: one pass over every buffer (each record copied into
+//            the TimeOrderer, the buffer's space given back to the kernel), then a round end as
+//            perf record's FINISHED_ROUND: records older than the previous pass's newest go out
+//   next()   returns the records that are ready, in time order; false means "none ready now",
+//            not the end (a record is ready after the drain that follows the one reading it)
+//   finish() at the end, after the last drain(): everything queued becomes ready
+// A record returned by next() is valid until the next call to next() or drain().
+// drain() allocates nothing once the orderer's arena has grown to a pass's worth of records.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "collector/perf_session_state.h"
+#include "collector/record_decoder.h"
+#include "collector/record_source.h"
+#include "collector/ring_buffer.h"
+#include "collector/synthetic_records.h"
+#include "collector/time_orderer.h"
+
+namespace profcollect {
+
+class PerfEventSet;
+
+struct LiveCounters {
+  uint64_t passes = 0;            // drain() calls
+  uint64_t records = 0;           // kernel records read
+  uint64_t bytes = 0;             // their bytes
+  uint64_t samples = 0;           // PERF_RECORD_SAMPLE
+  uint64_t lost_records = 0;      // PERF_RECORD_LOST: the ring buffer was full
+  uint64_t lost_samples = 0;      //   the records they say were lost
+  uint64_t dropped_samples = 0;   // PERF_RECORD_LOST_SAMPLES: dropped inside the kernel
+  uint64_t throttles = 0;         // PERF_RECORD_THROTTLE: the kernel slowed sampling down
+  uint64_t unthrottles = 0;
+  uint64_t synthesized = 0;       // records made from /proc
+  uint64_t malformed = 0;         // records that did not decode (skipped)
+  uint64_t skipped_bytes = 0;     // unreadable buffer contents (corrupt header), skipped
+};
+
+class LiveRecordSource : public RecordSource {
+ public:
+  // RawRecord::stream of synthesized records; kernel records carry their buffer's index.
+  static constexpr uint32_t kSynthesizedStream = UINT32_MAX;
+
+  // Reads `buffers` (not owned; they outlive the source), whose records follow `attr`.
+  // `event_name` names the attr in session().attrs[0] ("cpu-clock:u").
+  LiveRecordSource(const perf_event_attr& attr, std::span<const uint64_t> ids,
+                   std::vector<RingBuffer*> buffers, std::string event_name);
+  // Reads the buffers of `events`, which must outlive the source.
+  LiveRecordSource(PerfEventSet& events, std::string event_name);
+
+  // Queues COMM and MMAP2 records for process `pid` read from /proc. Call after the events are
+  // enabled and before the first drain(). False if the process is gone.
+  bool add_existing_process(pid_t pid);
+  // The same for every process in /proc (system-wide); returns how many were added.
+  size_t add_all_existing_processes();
+  // Queues raw records made elsewhere (tests, other synthesizers), same rules.
+  void add_synthesized(std::span<const uint8_t> records);
+
+  // One pass over every buffer; returns the bytes read.
+  uint64_t drain();
+  // No more drains will come: what is queued becomes ready.
+  void finish();
+
+  bool next(Record& out) override;
+  const SessionInfo& session() const override { return state_.info(); }
+  uint64_t bytes_read() const override { return counters_.bytes; }
+  uint64_t bytes_total() const override { return 0; }
+
+  const LiveCounters& counters() const { return counters_; }
+  // The fds to wait on (from the PerfEventSet; empty for the buffer-only constructor).
+  std::vector<int> pollable_fds() const { return pollable_fds_; }
+  // The layout synthesized records need, for other synthesizers.
+  SampleIdLayout sample_id_layout() const { return layout_; }
+  size_t queued() const { return orderer_.queued(); }
+
+ private:
+  void count(const Record& r);
+  void push_raw(std::span<const uint8_t> bytes, uint32_t stream);
+
+  PerfSessionState state_;
+  RecordDecoder intake_decoder_;  // decodes once for the time and the counters
+  RecordDecoder output_decoder_;
+  TimeOrderer orderer_;
+  std::vector<RingBuffer*> buffers_;
+  std::vector<int> pollable_fds_;
+  SampleIdLayout layout_;
+  Record scratch_;
+  LiveCounters counters_;
+  std::vector<uint8_t> synthesis_buffer_;
+};
+
+}  // namespace profcollect

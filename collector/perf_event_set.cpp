@@ -1,0 +1,184 @@
+#include "collector/perf_event_set.h"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <system_error>
+
+#include "collector/errno_name.h"
+#include "collector/mmap_budget.h"
+#include "collector/online_cpus.h"
+#include "collector/proc_tasks.h"
+
+namespace profcollect {
+
+namespace {
+
+using Kind = PerfEventError::Kind;
+
+long perf_event_open(perf_event_attr& attr, pid_t pid, int cpu) {
+  return ::syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+// Raises the soft fd limit to the hard one; false if it already was.
+bool raise_fd_limit() {
+  rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max) return false;
+  rl.rlim_cur = rl.rlim_max;
+  return ::setrlimit(RLIMIT_NOFILE, &rl) == 0;
+}
+
+std::vector<pid_t> unique_pids(std::vector<pid_t> pids) {
+  std::sort(pids.begin(), pids.end());
+  pids.erase(std::unique(pids.begin(), pids.end()), pids.end());
+  return pids;
+}
+
+}  // namespace
+
+PerfEventSet::EventList::~EventList() {
+  for (const Event& e : *this) ::close(e.fd);
+}
+
+PerfEventSet::PerfEventSet(const perf_event_attr& attr, const CollectionTarget& target,
+                           const EventSetOptions& options, const PerfPermissions& permissions)
+    : attr_(attr), target_(target), permissions_(permissions), event_name_(options.event_name),
+      mmap_pages_(options.mmap_pages), cpus_(options.cpus.empty() ? online_cpus() : options.cpus) {
+  buffers_.resize(cpus_.size());
+  switch (target_.kind) {
+    case TargetKind::SystemWide:
+      open_thread(-1, -1);
+      break;
+    case TargetKind::Command:
+      if (target_.pids.size() != 1)
+        throw PerfEventError(Kind::Other, 0, "command mode needs exactly one child pid");
+      // The child is one thread until its exec; open_one() reports ESRCH as "no process".
+      open_thread(target_.pids[0], target_.pids[0]);
+      break;
+    case TargetKind::Processes:
+      if (target_.pids.empty()) throw PerfEventError(Kind::Other, 0, "no process to sample");
+      for (pid_t pid : unique_pids(target_.pids)) {
+        size_t opened = 0;
+        for (pid_t tid : list_threads(pid))
+          if (open_thread(pid, tid)) ++opened;
+        if (opened == 0)
+          throw PerfEventError(Kind::NoProcess, ESRCH, "no process " + std::to_string(pid));
+      }
+      break;
+  }
+}
+
+PerfEventSet::~PerfEventSet() = default;
+
+bool PerfEventSet::open_thread(pid_t pid, pid_t tid) {
+  for (size_t i = 0; i < cpus_.size(); ++i)
+    if (open_one(pid, tid, i) < 0) return false;  // the thread has ended
+  ++thread_count_;
+  return true;
+}
+
+int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index) {
+  const int cpu = cpus_[cpu_index];
+  for (;;) {
+    const long fd = perf_event_open(attr_, tid, cpu);
+    if (fd >= 0) {
+      events_.push_back(Event{static_cast<int>(fd), static_cast<int>(cpu_index), tid});
+      attach(static_cast<int>(fd), cpu_index, pid);
+      return static_cast<int>(fd);
+    }
+    const int err = errno;
+    if (err == EINVAL && attr_.build_id && events_.empty()) {
+      // Linux before 5.12 has no build-id in MMAP2; the bit is reserved there.
+      attr_.build_id = 0;
+      notes_.push_back("the kernel does not put build-ids in MMAP2 records (Linux 5.12+); "
+                       "they are read from the mapped files instead");
+      continue;
+    }
+    if ((err == EMFILE || err == ENFILE) && !raised_fd_limit_) {
+      raised_fd_limit_ = true;
+      if (raise_fd_limit()) continue;
+    }
+    if (err == ESRCH && target_.kind == TargetKind::Processes) return -1;
+    OpenFailure f;
+    f.error_number = err;
+    f.target = target_.kind;
+    f.pid = pid;
+    f.tid = tid;
+    f.cpu = cpu;
+    f.include_kernel = !attr_.exclude_kernel;
+    f.event_name = event_name_;
+    if (pid > 0) {
+      if (auto owner = process_owner(pid); owner && *owner != permissions_.uid) {
+        f.other_user = true;
+        f.owner = *owner;
+      }
+    }
+    throw describe_open_failure(f, permissions_);
+  }
+}
+
+void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid) {
+  auto& buffer = buffers_[cpu_index];
+  if (!buffer) {
+    try {
+      buffer = std::make_unique<MappedRingBuffer>(fd, mmap_pages_);
+    } catch (const std::system_error& e) {
+      const int err = e.code().value();
+      if (err == EPERM)
+        throw PerfEventError(Kind::BufferSize, err,
+                             buffer_refused_message(LockBudget::of_this_process(permissions_),
+                                                    static_cast<uint32_t>(cpus_.size()),
+                                                    mmap_pages_));
+      throw PerfEventError(Kind::Other, err,
+                           std::string(e.what()) + " (" + errno_name(err) + ")");
+    }
+  } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, buffer->fd()) != 0) {
+    const int err = errno;
+    throw PerfEventError(Kind::Other, err,
+                         "redirecting an event of process " + std::to_string(pid) +
+                             " into the ring buffer of CPU " + std::to_string(cpus_[cpu_index]) +
+                             " failed: " + errno_name(err));
+  }
+  uint64_t id = 0;
+  if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) ids_.push_back(id);
+}
+
+void PerfEventSet::enable() {
+  for (const Event& e : events_) ::ioctl(e.fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
+void PerfEventSet::disable() {
+  for (const Event& e : events_) ::ioctl(e.fd, PERF_EVENT_IOC_DISABLE, 0);
+}
+
+std::vector<int> PerfEventSet::pollable_fds() const {
+  std::vector<int> fds;
+  for (const auto& b : buffers_)
+    if (b) fds.push_back(b->fd());
+  return fds;
+}
+
+std::vector<RingBuffer*> PerfEventSet::ring_buffers() {
+  std::vector<RingBuffer*> out;
+  for (auto& b : buffers_)
+    if (b) out.push_back(&b->reader());
+  return out;
+}
+
+size_t PerfEventSet::live_event_count() const {
+  std::vector<pollfd> fds;
+  fds.reserve(events_.size());
+  for (const Event& e : events_) fds.push_back(pollfd{e.fd, 0, 0});
+  if (fds.empty()) return 0;
+  if (::poll(fds.data(), fds.size(), 0) < 0) return fds.size();
+  return static_cast<size_t>(std::count_if(fds.begin(), fds.end(), [](const pollfd& p) {
+    return (p.revents & (POLLHUP | POLLERR)) == 0;
+  }));
+}
+
+}  // namespace profcollect

@@ -1,0 +1,33 @@
+// The common first stage of reading one perf.data input: take its raw records, apply perf's
+// metadata records to the session state, and check every kernel record by decoding it once
+// (which also gives its time for ordering). Malformed records become SourceError(file, offset).
+#pragma once
+
+#include <cstdint>
+
+#include "collector/raw_record_reader.h"
+#include "collector/record_decoder.h"
+
+namespace profcollect {
+
+class RecordIntake {
+ public:
+  enum class Step { Record, FinishedRound, End };
+
+  RecordIntake(RawRecordReader reader, PerfSessionState& state);
+
+  // Reads up to the next kernel record (returned in `raw`, valid until the next call, with its
+  // time or kNoTime) or FINISHED_ROUND or the end. Throws SourceError.
+  Step next(RawRecord& raw, uint64_t& time);
+
+  uint64_t position() const { return reader_.position(); }
+  const std::string& file_name() const { return reader_.file_name(); }
+
+ private:
+  RawRecordReader reader_;
+  PerfSessionState& state_;
+  RecordDecoder decoder_;
+  Record scratch_;
+};
+
+}  // namespace profcollect

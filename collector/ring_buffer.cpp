@@ -1,0 +1,105 @@
+#include "collector/ring_buffer.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+namespace profcollect {
+
+namespace {
+
+constexpr size_t kHeaderSize = sizeof(perf_event_header);
+constexpr size_t kMaxRecordSize = 1u << 16;
+
+}  // namespace
+
+RingBuffer::RingBuffer(perf_event_mmap_page* control, uint8_t* data, size_t data_size)
+    : control_(control), data_(data), mask_(data_size - 1),
+      scratch_(new uint64_t[kMaxRecordSize / sizeof(uint64_t)]) {
+  if (data_size < kHeaderSize || !std::has_single_bit(data_size))
+    throw std::invalid_argument("ring buffer data size " + std::to_string(data_size) +
+                                " is not a power of two");
+  // Resume where a previous reader stopped (the kernel starts both at 0).
+  tail_ = head_ = __atomic_load_n(&control_->data_tail, __ATOMIC_RELAXED);
+}
+
+RingBuffer RingBuffer::over_mapping(void* mapping, size_t mapping_size, size_t page_size) {
+  auto* control = static_cast<perf_event_mmap_page*>(mapping);
+  size_t offset = page_size, size = mapping_size - page_size;
+  // Linux 4.1+ says where the data area is; older kernels put it right after the first page.
+  if (control->data_size != 0) {
+    offset = control->data_offset;
+    size = control->data_size;
+  }
+  return RingBuffer(control, static_cast<uint8_t*>(mapping) + offset, size);
+}
+
+uint64_t RingBuffer::begin_pass() {
+  // Acquire: the record bytes the kernel wrote before publishing this head are visible to the
+  // reads that follow (the kernel's smp_rmb() after reading data_head).
+  head_ = __atomic_load_n(&control_->data_head, __ATOMIC_ACQUIRE);
+  return head_ - tail_;
+}
+
+bool RingBuffer::next(std::span<const uint8_t>& record) {
+  const uint64_t available = head_ - tail_;
+  if (available == 0) return false;
+  const size_t pos = static_cast<size_t>(tail_) & mask_;
+  // Records are 8-byte aligned in an area of 2^n pages, so a header never wraps; copy it anyway
+  // so that a corrupt tail cannot make us read past the end.
+  perf_event_header header;
+  if (pos + kHeaderSize <= mask_ + 1) {
+    std::memcpy(&header, data_ + pos, kHeaderSize);
+  } else {
+    const size_t first = mask_ + 1 - pos;
+    std::memcpy(&header, data_ + pos, first);
+    std::memcpy(reinterpret_cast<uint8_t*>(&header) + first, data_, kHeaderSize - first);
+  }
+  if (header.size < kHeaderSize || header.size > available) {
+    skipped_bytes_ += available;
+    tail_ = head_;
+    return false;
+  }
+  const size_t size = header.size;
+  if (pos + size <= mask_ + 1) {
+    record = {data_ + pos, size};
+  } else {
+    auto* scratch = reinterpret_cast<uint8_t*>(scratch_.get());
+    const size_t first = mask_ + 1 - pos;
+    std::memcpy(scratch, data_ + pos, first);
+    std::memcpy(scratch + first, data_, size - first);
+    record = {scratch, size};
+  }
+  tail_ += size;
+  bytes_read_ += size;
+  return true;
+}
+
+void RingBuffer::end_pass() {
+  // Release: every read of the records returned happens before the kernel may reuse their space
+  // (the kernel's smp_mb() before writing data_tail).
+  __atomic_store_n(&control_->data_tail, tail_, __ATOMIC_RELEASE);
+}
+
+MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages) : fd_(fd) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  size_ = (static_cast<size_t>(data_pages) + 1) * page;
+  mapping_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (mapping_ == MAP_FAILED) {
+    mapping_ = nullptr;
+    throw std::system_error(errno, std::generic_category(),
+                            "mmap of a " + std::to_string(data_pages) + "-page perf ring buffer");
+  }
+  reader_ = std::make_unique<RingBuffer>(RingBuffer::over_mapping(mapping_, size_, page));
+}
+
+MappedRingBuffer::~MappedRingBuffer() {
+  if (mapping_) ::munmap(mapping_, size_);
+}
+
+}  // namespace profcollect

@@ -1,0 +1,86 @@
+// A perf ring buffer: the control page (struct perf_event_mmap_page) followed by a data area of
+// 2^n pages the kernel writes records into.
+//
+// RingBuffer holds the reading protocol and works on any memory laid out like the kernel's, so
+// tests drive it with a buffer in memory (tests/unit/ring_buffer_test.cpp):
+//   begin_pass()  loads data_head with acquire ordering (the records before it are complete)
+//   next()        yields the records up to that head; one that wraps around the end of the data
+//                 area is copied, in two pieces, into a scratch buffer
+//   end_pass()    stores data_tail with release ordering, after every read of the records: from
+//                 then on the kernel may overwrite them
+// The mapping must be writable: a read-only one puts the kernel in overwrite mode, where it
+// never waits for data_tail.
+//
+// MappedRingBuffer maps a perf event's buffer and owns the mapping.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace profcollect {
+
+class RingBuffer {
+ public:
+  // `data_size` must be a power of two; `data` is the data area, `control` the page before it.
+  RingBuffer(perf_event_mmap_page* control, uint8_t* data, size_t data_size);
+
+  // A whole mapping: the control page, then the data area (where data_offset/data_size in the
+  // control page say, else right after the first page).
+  static RingBuffer over_mapping(void* mapping, size_t mapping_size, size_t page_size);
+
+  RingBuffer(RingBuffer&&) noexcept = default;
+  RingBuffer& operator=(RingBuffer&&) noexcept = default;
+
+  // Snapshots data_head; returns the bytes that can be read in this pass.
+  uint64_t begin_pass();
+
+  // The next whole record (its perf_event_header included) up to the snapshot; valid until the
+  // next call or end_pass(). False when the snapshot is consumed. A header that cannot be right
+  // (size under 8 or past the head) makes the rest of the snapshot unreadable: it is skipped and
+  // counted in skipped_bytes().
+  bool next(std::span<const uint8_t>& record);
+
+  // Gives the records returned so far back to the kernel. Records not yet returned stay for the
+  // next pass.
+  void end_pass();
+
+  size_t data_size() const { return mask_ + 1; }
+  uint64_t skipped_bytes() const { return skipped_bytes_; }
+  uint64_t bytes_read() const { return bytes_read_; }
+
+ private:
+  perf_event_mmap_page* control_;
+  const uint8_t* data_;
+  size_t mask_;
+  uint64_t head_ = 0;  // snapshot of data_head
+  uint64_t tail_ = 0;  // end of the last record returned
+  uint64_t skipped_bytes_ = 0;
+  uint64_t bytes_read_ = 0;
+  // Wrapped records are copied here: a record is at most 64 KiB (its size is a u16).
+  std::unique_ptr<uint64_t[]> scratch_;
+};
+
+class MappedRingBuffer {
+ public:
+  // Maps 1 + data_pages pages of the event `fd` (not owned) read-write. Throws std::system_error
+  // with the errno of mmap (EPERM: over the locked-memory limit).
+  MappedRingBuffer(int fd, uint32_t data_pages);
+  ~MappedRingBuffer();
+  MappedRingBuffer(const MappedRingBuffer&) = delete;
+  MappedRingBuffer& operator=(const MappedRingBuffer&) = delete;
+
+  int fd() const { return fd_; }
+  RingBuffer& reader() { return *reader_; }
+
+ private:
+  int fd_;
+  void* mapping_ = nullptr;
+  size_t size_ = 0;
+  std::unique_ptr<RingBuffer> reader_;
+};
+
+}  // namespace profcollect

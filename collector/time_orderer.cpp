@@ -1,0 +1,94 @@
+#include "collector/time_orderer.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collector/record.h"
+
+namespace profcollect {
+
+namespace {
+size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
+}  // namespace
+
+TimeOrderer::TimeOrderer(size_t max_buffered_bytes) : max_buffered_bytes_(max_buffered_bytes) {}
+
+void TimeOrderer::compact() {
+  // Only pending records are alive: copy them to the front of the spare arena.
+  if (spare_.size() < arena_.size()) spare_.resize(arena_.size());
+  size_t used = 0;
+  for (Entry& e : pending_) {
+    std::memcpy(spare_.data() + used, arena_.data() + e.arena_pos, e.size);
+    e.arena_pos = used;
+    used += align8(e.size);
+  }
+  arena_.swap(spare_);
+  arena_used_ = used;
+}
+
+void TimeOrderer::push(const RawRecord& r, uint64_t time) {
+  if (released_ && ready_pos_ == ready_.size()) {
+    // Everything let out so far has been consumed: its bytes are dead.
+    ready_.clear();
+    ready_pos_ = 0;
+    compact();
+    released_ = false;
+  }
+  const bool timed = time != 0 && time != kNoTime;
+  if (timed) max_time_ = std::max(max_time_, time);
+  const size_t size = r.bytes.size();
+  if (arena_.size() - arena_used_ < size)
+    arena_.resize(std::max(arena_.size() * 2, arena_used_ + (64u << 10)));
+  std::memcpy(arena_.data() + arena_used_, r.bytes.data(), size);
+  pending_.push_back(Entry{timed ? time : max_time_, seq_++, r.offset, arena_used_, r.type,
+                           r.stream, r.misc, static_cast<uint16_t>(size)});
+  arena_used_ += align8(size);
+  if (arena_used_ > max_buffered_bytes_ && ready_pos_ == ready_.size()) release_half();
+}
+
+void TimeOrderer::move_to_ready(size_t count) {
+  // pending_ is sorted; its first `count` entries go out, after what is still ready.
+  ready_.erase(ready_.begin(), ready_.begin() + static_cast<ptrdiff_t>(ready_pos_));
+  ready_pos_ = 0;
+  ready_.insert(ready_.end(), pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(count));
+  pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(count));
+  if (count) released_ = true;
+}
+
+void TimeOrderer::sort_pending() {
+  std::sort(pending_.begin(), pending_.end(), [](const Entry& a, const Entry& b) {
+    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+  });
+}
+
+void TimeOrderer::release_up_to(uint64_t limit) {
+  sort_pending();
+  auto end = std::partition_point(pending_.begin(), pending_.end(),
+                                  [limit](const Entry& e) { return e.time <= limit; });
+  move_to_ready(static_cast<size_t>(end - pending_.begin()));
+}
+
+void TimeOrderer::release_half() {
+  sort_pending();
+  move_to_ready(std::max<size_t>(1, pending_.size() / 2));
+}
+
+void TimeOrderer::finish_round() {
+  release_up_to(round_limit_);
+  round_limit_ = max_time_;
+}
+
+void TimeOrderer::finish_all() { release_up_to(UINT64_MAX); }
+
+bool TimeOrderer::pop(RawRecord& out) {
+  if (ready_pos_ == ready_.size()) return false;
+  const Entry& e = ready_[ready_pos_++];
+  out.type = e.type;
+  out.misc = e.misc;
+  out.bytes = {arena_.data() + e.arena_pos, e.size};
+  out.offset = e.offset;
+  out.stream = e.stream;
+  return true;
+}
+
+}  // namespace profcollect
