@@ -12,10 +12,6 @@ namespace profcollect {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 std::string hex(uint64_t value) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(value));
@@ -63,7 +59,7 @@ bool has_mapping_symbols(uint16_t machine) { return machine == EM_AARCH64 || mac
 bool is_marker(uint16_t machine, const ElfSymbol& sym) {
   if (!has_mapping_symbols(machine) || sym.type != STT_NOTYPE) return false;
   const std::string& n = sym.name;
-  return n == "$d" || starts_with(n, "$d.") || n == "$x" || starts_with(n, "$x.");
+  return n == "$d" || n.starts_with("$d.") || n == "$x" || n.starts_with("$x.");
 }
 
 // A symbol as the boundary rules see it.
@@ -187,7 +183,7 @@ class Discovery {
       }
 
       const std::string base = symbol_name(s);
-      const std::string name = starts_with(base, ".L") ? "PG" + base : base;
+      const std::string name = base.starts_with(".L") ? "PG" + base : base;
       std::string unique, alternative;
       if (name.empty()) {
         unique = "ANONYMOUS." + std::to_string(anonymous++);

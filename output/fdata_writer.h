@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "output/fdata_reader.h"
 #include "output/function_profile.h"
 
 namespace profcollect {
@@ -22,6 +23,8 @@ class FdataWriter {
   // Returns the whole file's text; lines are sorted by function name, then offset, so output is
   // deterministic.
   static std::string no_lbr(const FunctionProfile& profile, const std::vector<std::string>& events);
+  // The same as data, for adding to a profile written before.
+  static NoLbrFdata to_no_lbr(const FunctionProfile& profile, const std::vector<std::string>& events);
 
   static std::string escape_name(const std::string& name);
 };

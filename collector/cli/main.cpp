@@ -5,12 +5,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/collect_command.h"
 #include "collector/cli/convert_command.h"
 #include "collector/cli/report_command.h"
+#include "collector/event_selection.h"
+#include "collector/mmap_budget.h"
+#include "collector/perf_event_error.h"
 #include "collector/record_source.h"
 #include "mapper/elf_binary.h"
 #include "output/atomic_file.h"
@@ -42,7 +47,32 @@ int main(int argc, char** argv) {
       "heuristic.",
       "profcollect"};
   app.set_version_flag("--version", kVersion);
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.footer(
+      "Live collection (no subcommand):\n"
+      "  profcollect [options] --pid PID[,PID...]   attach to running processes\n"
+      "  profcollect [options] -a                   every process\n"
+      "  profcollect [options] -- CMD [ARGS...]     run CMD and profile it; exits with its status\n"
+      "Profiles go to DIR/<binary>-<build-id>/{bolt.fdata,meta.json} and DIR/collection.json,\n"
+      "flushed every --flush-interval seconds, on SIGHUP, and at the end (SIGINT/SIGTERM).");
+
+  CollectOptions collect;
+  std::string pid_list;
+  app.add_option("--pid", pid_list, "processes to profile (all their threads and children)");
+  app.add_flag("-a,--all-cpus", collect.system_wide, "profile every process");
+  app.add_option("-e,--event", collect.event, "auto, cycles or cpu-clock")->capture_default_str();
+  app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)");
+  app.add_option("-c,--count", collect.period, "events per sample, instead of -F");
+  app.add_option("-m,--mmap-pages", collect.mmap_pages,
+                 "data pages per ring buffer, a power of two (default: what fits the lock limit)");
+  app.add_option("-o,--output", collect.output_dir, "output directory")->capture_default_str();
+  app.add_option("--flush-interval", collect.flush_interval, "seconds between flushes")
+      ->capture_default_str();
+  app.add_option("--duration", collect.duration, "stop after this many seconds");
+  app.add_option("--binary", collect.binaries,
+                 "profile only this binary (path as mapped, or build-id); repeatable");
+  app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info");
+  app.add_flag("-q,--quiet", collect.quiet, "print nothing but errors");
 
   ConvertOptions convert;
   auto* c = app.add_subcommand(
@@ -73,6 +103,14 @@ int main(int argc, char** argv) {
   r->add_flag("-q,--quiet", report.quiet, "no progress display");
 
   std::vector<std::string> args = normalize_args(argc, argv);
+  // Everything after "--" is the command to run, untouched by option parsing.
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") {
+      collect.command.assign(args.begin() + i + 1, args.end());
+      args.resize(i);
+      break;
+    }
+  }
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);
@@ -90,9 +128,33 @@ int main(int argc, char** argv) {
   try {
     if (*c) return run_convert(convert);
     if (*r) return run_report(report);
+    if (!pid_list.empty()) {
+      std::stringstream ss(pid_list);
+      std::string item;
+      while (std::getline(ss, item, ',')) {
+        char* end = nullptr;
+        long v = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end || v <= 0) throw CliError("--pid: '" + item + "' is not a process id", 2);
+        collect.pids.push_back(static_cast<int>(v));
+      }
+    }
+    if (collect.pids.empty() && collect.command.empty() && !collect.system_wide) {
+      std::fputs(app.help().c_str(), stderr);
+      return 2;
+    }
+    return run_collect(collect);
   } catch (const CliError& e) {
     std::fprintf(stderr, "profcollect: error: %s\n", e.what());
     return e.exit_code();
+  } catch (const PerfEventError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
+  } catch (const EventSelectionError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 2;
+  } catch (const BufferSizeError& e) {
+    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    return 1;
   } catch (const SourceError& e) {
     std::fprintf(stderr, "profcollect: error: %s\n", e.what());
     return 1;

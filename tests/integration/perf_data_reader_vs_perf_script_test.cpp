@@ -69,8 +69,9 @@ TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
   const auto script_cmd = perf_script_command(path);
   CommandResult script = run_command(script_cmd);
   // perf exits non-zero where it stops early; what it printed before counts.
-  if (!damaged(name) && !perf_stops_early(name))
+  if (!damaged(name) && !perf_stops_early(name)) {
     ASSERT_EQ(script.exit_code, 0) << script.describe(script_cmd);
+  }
   ASSERT_FALSE(script.out.empty()) << script.describe(script_cmd);
   const CanonicalRecords perf = parse_perf_script(script.out);
   const auto dump_cmd = perf_dump_command(path);
@@ -106,7 +107,9 @@ TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
   EXPECT_EQ(ours.time_inversions, 0u);
 
   // perf counts every record it reads, before any filtering: every kernel type must match.
-  if (dump.has_stats) EXPECT_EQ("", count_difference(dump, ours));
+  if (dump.has_stats) {
+    EXPECT_EQ("", count_difference(dump, ours));
+  }
   std::cout << "[ records  ] " << name << ": perf script " << perf.samples.size() << " samples, "
             << perf.mmaps.size() << " mmaps, " << perf.tasks.size()
             << " comm/fork/exit; ours " << ours.canonical.samples.size() << "/"

@@ -213,7 +213,7 @@ TEST(RingBuffer, ResumesFromTheTailAPreviousReaderLeft) {
 // arrive whole and in order, the writer waiting whenever the small buffer is full.
 TEST(RingBuffer, ConcurrentWriterAndReaderAgreeOnEveryRecord) {
   FakeRingBuffer fake(1024);
-  constexpr uint32_t kRecords = 200000;
+  constexpr uint32_t kRecords = 40000;
   std::atomic<bool> writer_done{false};
   std::thread writer([&] {
     for (uint32_t i = 0; i < kRecords; ++i) {

@@ -1,0 +1,119 @@
+#include "output/binary_profiles.h"
+
+#include <algorithm>
+
+#include "mapper/binary_matcher.h"
+#include "output/fdata_writer.h"
+#include "output/function_profile.h"
+
+namespace profcollect {
+
+bool BinarySelection::selects(const Dso& dso) const {
+  if (all) return true;
+  for (const auto& p : paths) {
+    if (dso.path == p) return true;
+  }
+  if (!dso.build_id.empty()) {
+    for (const auto& id : build_ids) {
+      if (id == dso.build_id) return true;
+    }
+  }
+  return false;
+}
+
+BinaryProfiles::BinaryProfiles(BinarySelection selection, Opener opener, std::string event_name,
+                               SymbolSearchOptions symbol_options)
+    : selection_(std::move(selection)),
+      opener_(std::move(opener)),
+      event_name_(std::move(event_name)),
+      symbol_options_(std::move(symbol_options)) {}
+
+std::vector<std::string> BinaryProfiles::take_warnings() {
+  std::vector<std::string> w;
+  w.swap(warnings_);
+  return w;
+}
+
+int32_t BinaryProfiles::route(uint32_t pid, const Mapping& m, uint32_t dso_index, const Dso& dso) {
+  if (dso_index >= route_.size()) route_.resize(dso_index + 1, kUndecided);
+  int32_t& r = route_[dso_index];
+  if (r != kUndecided) return r;
+  if (dso.kernel || BinaryMatcher::is_anon(dso.path) || dso.path.starts_with("[") ||
+      !selection_.selects(dso)) {
+    return r = kNotSelected;
+  }
+  std::string why;
+  std::optional<OpenedBinary> opened = opener_(pid, m, dso, why);
+  if (!opened) {
+    warnings_.push_back(dso.path + ": " + why + "; its samples are counted as unmapped");
+    return r = kUnreadable;
+  }
+  // The same binary may be seen as several Dso entries (another path to one file, a record
+  // with and without build-id): they share one profile.
+  std::string dir = opened->identity.directory_name();
+  for (size_t i = 0; i < binaries_.size(); ++i) {
+    if (binaries_[i].opened.identity.directory_name() == dir) return r = static_cast<int32_t>(i);
+  }
+  Binary b;
+  b.segments = ExecSegmentMap(opened->elf->load_segments());
+  b.opened = std::move(*opened);
+  binaries_.push_back(std::move(b));
+  return r = static_cast<int32_t>(binaries_.size() - 1);
+}
+
+SampleOutcome BinaryProfiles::add_sample(uint32_t pid, uint64_t addr, CpuMode mode,
+                                         uint64_t time_ns, const ProcessTable& processes) {
+  SampleOutcome outcome;
+  const Mapping* m = processes.find(pid, addr, mode);
+  if (!m) {
+    outcome = (mode == CpuMode::Kernel || mode == CpuMode::GuestKernel) ? SampleOutcome::Kernel
+                                                                        : SampleOutcome::NoMapping;
+  } else {
+    const Dso& dso = processes.dso(m->dso);
+    int32_t r = route(pid, *m, m->dso, dso);
+    if (r >= 0) {
+      Binary& b = binaries_[r];
+      auto vaddr = m->executable ? b.segments.file_offset_to_vaddr(addr - m->start + m->pgoff)
+                                 : std::nullopt;
+      if (vaddr) {
+        b.ips.add(*vaddr);
+        ++b.samples;
+        if (time_ns) {
+          if (b.first_ns == 0 || time_ns < b.first_ns) b.first_ns = time_ns;
+          b.last_ns = std::max(b.last_ns, time_ns);
+        }
+        outcome = SampleOutcome::Mapped;
+      } else {
+        outcome = SampleOutcome::NotExecutable;
+      }
+    } else if (dso.kernel) {
+      outcome = SampleOutcome::Kernel;
+    } else if (BinaryMatcher::is_anon(dso.path)) {
+      outcome = SampleOutcome::AnonOrJit;
+    } else if (r == kUnreadable) {
+      outcome = SampleOutcome::BuildIdMismatch;
+    } else {
+      outcome = SampleOutcome::OtherBinary;
+    }
+  }
+  outcomes_.add(outcome);
+  return outcome;
+}
+
+void BinaryProfiles::flush(ProfileStore& store) {
+  for (auto& b : binaries_) {
+    if (b.samples == 0) continue;
+    if (!b.symbols) b.symbols = SymbolTable::load(*b.opened.elf, symbol_options_);
+    FunctionProfile fp = FunctionProfile::build(b.ips, *b.symbols);
+    BinaryProfileSnapshot s;
+    s.identity = b.opened.identity;
+    s.fdata = FdataWriter::to_no_lbr(fp, {event_name_});
+    s.samples = b.samples;
+    s.first_sample_ns = b.first_ns;
+    s.last_sample_ns = b.last_ns;
+    s.event = event_name_;
+    store.write_binary(s);
+  }
+}
+
+}  // namespace profcollect

@@ -1,0 +1,84 @@
+// Live aggregation per binary: samples of every selected binary, resolved by the deterministic
+// rule the moment they arrive, kept as per-address counts, and written through a ProfileStore on
+// each flush. Knows nothing of perf_event: it is fed (pid, address, time) with the mapping and
+// file the process table found, and opens binaries through an injected function (the collector
+// reads them via /proc/PID/map_files or /proc/PID/root and checks the build-id).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mapper/elf_binary.h"
+#include "mapper/exec_segment_map.h"
+#include "mapper/process_table.h"
+#include "mapper/sample_outcome.h"
+#include "mapper/symbol_table.h"
+#include "output/ip_profile.h"
+#include "output/profile_store.h"
+
+namespace profcollect {
+
+// Which binaries get profiles: every one, or those named by path or build-id.
+struct BinarySelection {
+  bool all = false;
+  std::vector<std::string> paths;  // compared with the path the MMAP2 record reports
+  std::vector<BuildId> build_ids;
+  bool selects(const Dso& dso) const;
+};
+
+struct OpenedBinary {
+  std::shared_ptr<const ElfBinary> elf;
+  BinaryIdentity identity;
+};
+
+class BinaryProfiles {
+ public:
+  // Opens the file of `dso` as mapped by process `pid` at `mapping`; nullopt (with `why`) when it
+  // cannot be read or is not the file that was mapped (build-id differs).
+  using Opener = std::function<std::optional<OpenedBinary>(uint32_t pid, const Mapping& mapping,
+                                                           const Dso& dso, std::string& why)>;
+
+  BinaryProfiles(BinarySelection selection, Opener opener, std::string event_name,
+                 SymbolSearchOptions symbol_options = {});
+
+  // Resolves and counts one sample. time_ns is Unix-epoch nanoseconds (0 if unknown).
+  SampleOutcome add_sample(uint32_t pid, uint64_t addr, CpuMode mode, uint64_t time_ns,
+                           const ProcessTable& processes);
+
+  // Writes every binary with samples. Throws OutputError; what is in memory is kept, so a later
+  // flush can succeed.
+  void flush(ProfileStore& store);
+
+  const OutcomeCounts& outcomes() const { return outcomes_; }
+  size_t binary_count() const { return binaries_.size(); }
+  // Messages about binaries that could not be opened (once per file).
+  std::vector<std::string> take_warnings();
+
+ private:
+  struct Binary {
+    OpenedBinary opened;
+    ExecSegmentMap segments;
+    std::optional<SymbolTable> symbols;  // loaded at the first flush
+    IpProfile ips;
+    uint64_t samples = 0;
+    uint64_t first_ns = 0, last_ns = 0;
+  };
+  static constexpr int32_t kUndecided = -1, kNotSelected = -2, kUnreadable = -3;
+
+  int32_t route(uint32_t pid, const Mapping& m, uint32_t dso_index, const Dso& dso);
+
+  BinarySelection selection_;
+  Opener opener_;
+  std::string event_name_;
+  SymbolSearchOptions symbol_options_;
+  std::vector<int32_t> route_;  // per Dso index: index into binaries_, or a k* value
+  std::vector<Binary> binaries_;
+  OutcomeCounts outcomes_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace profcollect

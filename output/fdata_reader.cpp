@@ -1,0 +1,63 @@
+#include "output/fdata_reader.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+
+namespace profcollect {
+
+std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::string* error) {
+  NoLbrFdata out;
+  std::istringstream in(text);
+  std::string line;
+  size_t line_no = 0;
+  auto fail = [&](const std::string& why) -> std::optional<NoLbrFdata> {
+    if (error) *error = "line " + std::to_string(line_no) + ": " + why;
+    return std::nullopt;
+  };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    if (line_no == 1) {
+      std::istringstream h(line);
+      std::string word;
+      h >> word;
+      if (word != "no_lbr") return fail("not a no_lbr fdata header");
+      while (h >> word) out.events.push_back(word);
+      continue;
+    }
+    // "1 <name with \-escapes> <hex offset> <count>": the name may hold escaped spaces, so take
+    // the two numbers from the end.
+    if (line.size() < 2 || line[0] != '1' || line[1] != ' ') return fail("expected '1 <name> <offset> <count>'");
+    size_t last = line.rfind(' ');
+    if (last == std::string::npos || last < 2) return fail("missing count");
+    size_t mid = line.rfind(' ', last - 1);
+    if (mid == std::string::npos || mid < 2) return fail("missing offset");
+    std::string name = line.substr(2, mid - 2);
+    char* end = nullptr;
+    std::string off_s = line.substr(mid + 1, last - mid - 1), cnt_s = line.substr(last + 1);
+    uint64_t offset = std::strtoull(off_s.c_str(), &end, 16);
+    if (off_s.empty() || *end) return fail("bad offset '" + off_s + "'");
+    uint64_t count = std::strtoull(cnt_s.c_str(), &end, 10);
+    if (cnt_s.empty() || *end) return fail("bad count '" + cnt_s + "'");
+    out.counts[{name, offset}] += count;
+  }
+  if (line_no == 0) return fail("empty file");
+  return out;
+}
+
+std::string format_no_lbr_fdata(const NoLbrFdata& fdata) {
+  std::string out = "no_lbr";
+  for (const auto& e : fdata.events) out += " " + e;
+  out += '\n';
+  char buf[64];
+  for (const auto& [key, count] : fdata.counts) {
+    out += "1 ";
+    out += key.first;
+    std::snprintf(buf, sizeof buf, " %" PRIx64 " %" PRIu64 "\n", key.second, count);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,133 @@
+#include "output/profile_store.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "output/atomic_file.h"
+
+namespace profcollect {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string basename_of(const std::string& p) {
+  std::string b = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
+  // Keep directory names portable: no spaces or odd characters from "(deleted)" and the like.
+  for (auto& c : b) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) c = '_';
+  }
+  return b.empty() ? "unnamed" : b;
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  out = ss.str();
+  return true;
+}
+
+void make_dir(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw OutputError(dir, "cannot create directory: " + ec.message());
+  if (!fs::is_directory(dir)) throw OutputError(dir, "is not a directory");
+}
+
+}  // namespace
+
+std::string BinaryIdentity::directory_name() const {
+  std::string base = basename_of(path);
+  if (!build_id.empty()) return base + "-" + build_id.to_hex();
+  uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, path.data(), path.size());
+  h = fnv1a(h, &dev, sizeof dev);
+  h = fnv1a(h, &ino, sizeof ino);
+  h = fnv1a(h, &mtime_ns, sizeof mtime_ns);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return base + "-nobuildid-" + buf;
+}
+
+ProfileStore::ProfileStore(std::string dir) : dir_(std::move(dir)) { make_dir(dir_); }
+
+std::vector<std::string> ProfileStore::take_warnings() {
+  std::vector<std::string> w;
+  w.swap(warnings_);
+  return w;
+}
+
+const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
+  auto it = bases_.find(subdir);
+  if (it != bases_.end()) return it->second;
+  Base base;
+  std::string fdata_path = subdir + "/bolt.fdata", meta_path = subdir + "/meta.json";
+  std::string text;
+  if (read_file(fdata_path, text)) {
+    std::string error;
+    if (auto parsed = parse_no_lbr_fdata(text, &error)) {
+      base.fdata = std::move(*parsed);
+      std::string meta;
+      if (read_file(meta_path, meta)) {
+        auto j = nlohmann::json::parse(meta, nullptr, false);
+        if (j.is_object()) {
+          base.samples = j.value("samples", uint64_t{0});
+          base.first_sample_ns = j.value("first_sample_ns", uint64_t{0});
+        }
+      }
+      if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
+    } else {
+      // Never add to (or silently drop) a profile we cannot read: keep it aside for the user.
+      std::string aside = fdata_path + ".unreadable-" + std::to_string(std::time(nullptr));
+      std::rename(fdata_path.c_str(), aside.c_str());
+      warnings_.push_back(fdata_path + ": " + error + "; moved to " + aside + ", starting afresh");
+    }
+  }
+  return bases_.emplace(subdir, std::move(base)).first->second;
+}
+
+void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
+  std::string subdir = dir_ + "/" + s.identity.directory_name();
+  make_dir(subdir);
+  const Base& base = base_for(subdir);
+
+  NoLbrFdata merged = base.fdata;
+  if (merged.events.empty() || !s.fdata.events.empty()) merged.events = s.fdata.events;
+  for (const auto& [key, count] : s.fdata.counts) merged.counts[key] += count;
+
+  uint64_t first = base.first_sample_ns;
+  if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first)) first = s.first_sample_ns;
+
+  write_file_atomically(subdir + "/bolt.fdata", format_no_lbr_fdata(merged));
+  nlohmann::ordered_json meta;
+  meta["path"] = s.identity.path;
+  meta["build_id"] = s.identity.build_id.to_hex();
+  meta["samples"] = base.samples + s.samples;
+  meta["first_sample_ns"] = first;
+  meta["last_sample_ns"] = s.last_sample_ns;
+  meta["event"] = s.event;
+  write_file_atomically(subdir + "/meta.json", meta.dump(2) + "\n");
+}
+
+void ProfileStore::write_collection(const nlohmann::ordered_json& summary) {
+  write_file_atomically(dir_ + "/collection.json", summary.dump(2) + "\n");
+}
+
+}  // namespace profcollect

@@ -1,0 +1,70 @@
+// The output layout shared by live collection (CLI and daemon): one directory per binary, a
+// collection summary beside them, every file replaced atomically.
+//
+//   DIR/collection.json                      the whole collection: event, rate, samples, losses
+//   DIR/<basename>-<build-id>/bolt.fdata     BOLT no_lbr profile of that binary
+//   DIR/<basename>-<build-id>/meta.json      path, build_id, samples, first/last_sample_ns, event
+//   DIR/<basename>-nobuildid-<hash>/...      a binary without build-id; the hash (FNV-1a, 16 hex
+//                                            digits) is of its path, device, inode and mtime
+//
+// meta.json is written last, so a reader that sees it sees the fdata it describes. Profiles are
+// cumulative: what an earlier run left in a binary's directory is read once and added to.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "mapper/build_id.h"
+#include "output/fdata_reader.h"
+
+namespace profcollect {
+
+struct BinaryIdentity {
+  std::string path;
+  BuildId build_id;
+  uint64_t dev = 0, ino = 0;
+  int64_t mtime_ns = 0;
+
+  // "<basename>-<build-id>" or "<basename>-nobuildid-<16 hex digits>".
+  std::string directory_name() const;
+};
+
+// What this run has gathered for one binary (cumulative within the run).
+struct BinaryProfileSnapshot {
+  BinaryIdentity identity;
+  NoLbrFdata fdata;
+  uint64_t samples = 0;
+  uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
+  std::string event;
+};
+
+class ProfileStore {
+ public:
+  // Creates DIR if needed. Throws OutputError.
+  explicit ProfileStore(std::string dir);
+
+  // Writes the binary's bolt.fdata then meta.json: earlier runs' counts plus `snapshot`.
+  // Throws OutputError; files already on disk stay intact.
+  void write_binary(const BinaryProfileSnapshot& snapshot);
+  void write_collection(const nlohmann::ordered_json& summary);
+
+  const std::string& dir() const { return dir_; }
+  // Warnings met while reading earlier runs' files (unreadable fdata moved aside, ...).
+  std::vector<std::string> take_warnings();
+
+ private:
+  struct Base {
+    NoLbrFdata fdata;
+    uint64_t samples = 0;
+    uint64_t first_sample_ns = 0;
+  };
+  const Base& base_for(const std::string& subdir);
+
+  std::string dir_;
+  std::map<std::string, Base> bases_;  // per binary directory, read at its first write this run
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace profcollect

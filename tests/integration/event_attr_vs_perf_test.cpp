@@ -1,0 +1,234 @@
+// The sampling attr we build, beside the one perf record asks the kernel for with the same
+// request (`perf record -vv` prints it field by field). Every field must agree, except the
+// differences listed below, each for a stated reason; a field perf sets that we do not, or the
+// reverse, fails the test unless it is listed.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "collector/event_selection.h"
+#include "tests/integration/test_support.h"
+
+namespace profcollect {
+namespace {
+
+using Fields = std::map<std::string, std::string>;
+
+// The first "perf_event_attr:" block of perf record -vv's stderr: "  name   value" lines up to
+// the dashed line. The name may hold spaces ("{ sample_period, sample_freq }").
+Fields parse_first_attr(const std::string& err) {
+  Fields fields;
+  bool inside = false;
+  for (const std::string& line : test::split_lines(err)) {
+    if (line.rfind("perf_event_attr:", 0) == 0) {
+      inside = true;
+      continue;
+    }
+    if (!inside) continue;
+    if (line.rfind("----", 0) == 0) break;
+    const size_t last_space = line.find_last_of(' ');
+    if (last_space == std::string::npos) continue;
+    std::string name = line.substr(0, last_space);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    fields[name] = line.substr(last_space + 1);
+  }
+  return fields;
+}
+
+std::string bits(uint64_t value, const std::vector<std::pair<uint64_t, const char*>>& names) {
+  std::string out;
+  for (auto [bit, name] : names)
+    if (value & bit) out += (out.empty() ? "" : "|") + std::string(name);
+  return out;
+}
+
+// Our attr printed the way perf prints one (tools/perf/util/perf_event_attr_fprintf.c): only
+// non-zero fields, flags as 1, sample_type and read_format as names.
+Fields perf_style(const perf_event_attr& a) {
+  Fields f;
+  auto put = [&f](const char* name, uint64_t v) {
+    if (v) f[name] = std::to_string(v);
+  };
+  put("type", a.type);
+  put("size", a.size);
+  if (a.config) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(a.config));
+    f["config"] = hex;
+  }
+  put("{ sample_period, sample_freq }", a.sample_period);
+  if (a.sample_type)
+    f["sample_type"] = bits(a.sample_type, {{PERF_SAMPLE_IP, "IP"}, {PERF_SAMPLE_TID, "TID"},
+                                            {PERF_SAMPLE_TIME, "TIME"}, {PERF_SAMPLE_ADDR, "ADDR"},
+                                            {PERF_SAMPLE_READ, "READ"},
+                                            {PERF_SAMPLE_CALLCHAIN, "CALLCHAIN"},
+                                            {PERF_SAMPLE_ID, "ID"}, {PERF_SAMPLE_CPU, "CPU"},
+                                            {PERF_SAMPLE_PERIOD, "PERIOD"},
+                                            {PERF_SAMPLE_STREAM_ID, "STREAM_ID"},
+                                            {PERF_SAMPLE_RAW, "RAW"},
+                                            {PERF_SAMPLE_BRANCH_STACK, "BRANCH_STACK"},
+                                            {PERF_SAMPLE_IDENTIFIER, "IDENTIFIER"}});
+  if (a.read_format)
+    f["read_format"] = bits(a.read_format, {{PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED"},
+                                            {PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING"},
+                                            {PERF_FORMAT_ID, "ID"}, {PERF_FORMAT_GROUP, "GROUP"},
+                                            {PERF_FORMAT_LOST, "LOST"}});
+  put("disabled", a.disabled);
+  put("inherit", a.inherit);
+  put("pinned", a.pinned);
+  put("exclusive", a.exclusive);
+  put("exclude_user", a.exclude_user);
+  put("exclude_kernel", a.exclude_kernel);
+  put("exclude_hv", a.exclude_hv);
+  put("exclude_idle", a.exclude_idle);
+  put("mmap", a.mmap);
+  put("comm", a.comm);
+  put("freq", a.freq);
+  put("inherit_stat", a.inherit_stat);
+  put("enable_on_exec", a.enable_on_exec);
+  put("task", a.task);
+  put("watermark", a.watermark);
+  put("precise_ip", a.precise_ip);
+  put("mmap_data", a.mmap_data);
+  put("sample_id_all", a.sample_id_all);
+  put("exclude_host", a.exclude_host);
+  put("exclude_guest", a.exclude_guest);
+  put("exclude_callchain_kernel", a.exclude_callchain_kernel);
+  put("exclude_callchain_user", a.exclude_callchain_user);
+  put("mmap2", a.mmap2);
+  put("comm_exec", a.comm_exec);
+  put("use_clockid", a.use_clockid);
+  put("context_switch", a.context_switch);
+  put("write_backward", a.write_backward);
+  put("namespaces", a.namespaces);
+  put("ksymbol", a.ksymbol);
+  put("bpf_event", a.bpf_event);
+  put("aux_output", a.aux_output);
+  put("cgroup", a.cgroup);
+  put("text_poke", a.text_poke);
+  put("build_id", a.build_id);
+  put("inherit_thread", a.inherit_thread);
+  put("remove_on_exec", a.remove_on_exec);
+  put("sigtrap", a.sigtrap);
+  put("{ wakeup_events, wakeup_watermark }", a.wakeup_events);
+  put("branch_sample_type", a.branch_sample_type);
+  return f;
+}
+
+// Where we differ from perf record on purpose.
+const std::map<std::string, std::string>& known_differences() {
+  static const std::map<std::string, std::string> d = {
+      {"size", "the attr size is that of the kernel headers each was built with"},
+      {"read_format", "perf reads counter values (ID|LOST); we never read() the events"},
+      {"ksymbol", "perf tracks kernel symbols for kernel profiling; our profiles are per binary"},
+      {"bpf_event", "perf tracks BPF programs; we do not profile them"},
+      {"build_id", "we ask for build-ids in MMAP2; perf 6.1 only with --buildid-mmap"},
+  };
+  return d;
+}
+
+// sample_type: ours must hold all of perf's, plus only CPU and IDENTIFIER (a buffer holds the
+// events of many threads; IDENTIFIER names the event without parsing the record).
+void expect_sample_type_superset(const std::string& perf, const std::string& ours) {
+  auto split = [](const std::string& s) {
+    std::set<std::string> out;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t bar = s.find('|', start);
+      out.insert(s.substr(start, bar - start));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    return out;
+  };
+  const auto p = split(perf), o = split(ours);
+  for (const auto& name : p) {
+    // IDENTIFIER carries the same id as ID, at a fixed place in every record.
+    const bool covered = o.count(name) || (name == "ID" && o.count("IDENTIFIER"));
+    EXPECT_TRUE(covered) << "perf samples " << name << ", we do not";
+  }
+  for (const auto& name : o)
+    if (!p.count(name))
+      EXPECT_TRUE(name == "CPU" || name == "IDENTIFIER" || name == "ID")
+          << "we sample " << name << ", perf does not";
+}
+
+void compare(const Fields& perf, const Fields& ours, const std::set<std::string>& also_allowed) {
+  ASSERT_FALSE(perf.empty()) << "no perf_event_attr block in perf's output";
+  std::set<std::string> names;
+  for (const auto& [k, v] : perf) names.insert(k);
+  for (const auto& [k, v] : ours) names.insert(k);
+  for (const std::string& name : names) {
+    const auto p = perf.find(name), o = ours.find(name);
+    const std::string pv = p == perf.end() ? "(unset)" : p->second;
+    const std::string ov = o == ours.end() ? "(unset)" : o->second;
+    if (name == "sample_type") {
+      expect_sample_type_superset(pv, ov);
+      continue;
+    }
+    if (pv == ov || known_differences().count(name) || also_allowed.count(name)) continue;
+    ADD_FAILURE() << name << ": perf " << pv << ", ours " << ov;
+  }
+}
+
+Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-o", (dir / "perf.data").string()};
+  argv.insert(argv.end(), event_args.begin(), event_args.end());
+  argv.insert(argv.end(), {"--", "true"});
+  const test::CommandResult r = test::run_command(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
+  return parse_first_attr(r.err);
+}
+
+class EventAttrVsPerf : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!test::have_executable("perf")) GTEST_SKIP() << "perf is not installed";
+  }
+  test::TempDir dir_;
+};
+
+TEST_F(EventAttrVsPerf, CommandModeCpuClockByFrequency) {
+  // Root here: both sample the kernel too.
+  SelectionContext ctx = SelectionContext::of_this_process();
+  if (!ctx.permissions.may_sample_kernel()) GTEST_SKIP() << "needs kernel samples (root)";
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  o.frequency_hz = 999;
+  const EventSelection s = select_event(o, ctx);
+  compare(perf_attr_for({"-e", "cpu-clock", "-F", "999"}, dir_),
+          perf_style(make_sampling_attr(s, TargetKind::Command)), {});
+}
+
+TEST_F(EventAttrVsPerf, CommandModeUserOnlyByPeriod) {
+  // What an unprivileged user gets at perf_event_paranoid 2 is perf's `:u`.
+  SelectionContext ctx = SelectionContext::of_this_process();
+  ctx.permissions = PerfPermissions::from(2, 0, 1000);
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  o.period = 10007;
+  const EventSelection s = select_event(o, ctx);
+  EXPECT_EQ(s.name, "cpu-clock:u");
+  compare(perf_attr_for({"-e", "cpu-clock:u", "-c", "10007"}, dir_),
+          perf_style(make_sampling_attr(s, TargetKind::Command)), {});
+}
+
+TEST_F(EventAttrVsPerf, SystemWideSamplingEvent) {
+  SelectionContext ctx = SelectionContext::of_this_process();
+  if (!ctx.permissions.may_sample_cpus()) GTEST_SKIP() << "needs CAP_PERFMON for -a";
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  o.frequency_hz = 999;
+  const EventSelection s = select_event(o, ctx);
+  // perf -a puts the side-band on a separate dummy event and sets inherit (which the kernel
+  // ignores for CPU-wide events); we keep the side-band on the sampling event.
+  compare(perf_attr_for({"-a", "-e", "cpu-clock", "-F", "999"}, dir_),
+          perf_style(make_sampling_attr(s, TargetKind::SystemWide)),
+          {"inherit", "mmap", "mmap2", "comm", "comm_exec", "task"});
+}
+
+}  // namespace
+}  // namespace profcollect

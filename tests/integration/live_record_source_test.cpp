@@ -1,0 +1,267 @@
+// Live collection on this machine's kernel (cpu-clock, as root): events opened for a running
+// program (--pid) and for a program started held before its exec (command mode), records read
+// from the ring buffers for about a second. The samples must land in the executable mapping of
+// the program's binary that the MMAP2 records (synthesized from /proc, or the kernel's with the
+// build-id readelf reads from the file) describe, in time order. A one-page buffer must overrun
+// and say so with PERF_RECORD_LOST.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "collector/event_selection.h"
+#include "collector/live_record_source.h"
+#include "collector/mmap_budget.h"
+#include "collector/online_cpus.h"
+#include "collector/perf_event_set.h"
+#include "tests/integration/busy_program.h"
+#include "tests/integration/test_support.h"
+
+namespace profcollect {
+namespace {
+
+using namespace std::chrono_literals;
+
+struct SampleCopy {
+  uint32_t pid;
+  uint64_t ip;
+  CpuMode mode;
+};
+struct MmapCopy {
+  uint32_t pid;
+  uint64_t start, len, time;
+  bool executable;
+  std::string filename;
+  BuildId build_id;
+};
+struct CommCopy {
+  uint32_t pid, tid;
+  bool exec;
+  std::string comm;
+};
+
+struct Collected {
+  std::vector<SampleCopy> samples;
+  std::vector<MmapCopy> mmaps;
+  std::vector<CommCopy> comms;
+  size_t lost_records_seen = 0;
+  size_t out_of_order = 0;
+  size_t records = 0;
+
+  void take(LiveRecordSource& source) {
+    Record r;
+    while (source.next(r)) {
+      ++records;
+      const uint64_t t = RecordDecoder::time_of(r);
+      if (t != 0 && t != kNoTime) {
+        if (t < last_time_) ++out_of_order;
+        last_time_ = t;
+      }
+      if (const auto* s = std::get_if<SampleRecord>(&r)) {
+        samples.push_back({s->pid, s->ip, s->cpumode});
+      } else if (const auto* m = std::get_if<MmapRecord>(&r)) {
+        mmaps.push_back({m->pid, m->start, m->len, m->time, m->executable,
+                         std::string(m->filename), m->build_id});
+      } else if (const auto* c = std::get_if<CommRecord>(&r)) {
+        comms.push_back({c->pid, c->tid, c->exec, std::string(c->comm)});
+      } else if (const auto* l = std::get_if<LostRecord>(&r); l && !l->is_lost_samples) {
+        ++lost_records_seen;
+      }
+    }
+  }
+
+  // Samples of `pid`, and how many of them fall in an executable mapping of `file` of that pid.
+  std::pair<size_t, size_t> samples_in(uint32_t pid, const std::string& file) const {
+    size_t total = 0, inside = 0;
+    for (const SampleCopy& s : samples) {
+      if (s.pid != pid || s.mode != CpuMode::User) continue;
+      ++total;
+      for (const MmapCopy& m : mmaps)
+        if (m.pid == pid && m.executable && m.filename == file && s.ip >= m.start &&
+            s.ip - m.start < m.len) {
+          ++inside;
+          break;
+        }
+    }
+    return {total, inside};
+  }
+
+ private:
+  uint64_t last_time_ = 0;
+};
+
+// Drains every `interval` for `duration`, then once more, and finishes.
+void collect(LiveRecordSource& source, Collected& out, std::chrono::milliseconds duration,
+             std::chrono::milliseconds interval) {
+  const auto end = std::chrono::steady_clock::now() + duration;
+  while (std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(interval);
+    source.drain();
+    out.take(source);
+  }
+  source.drain();
+  source.finish();
+  out.take(source);
+}
+
+std::optional<BuildId> readelf_build_id(const std::filesystem::path& file) {
+  const std::vector<std::string> argv = {"readelf", "-n", file.string()};
+  const test::CommandResult r = test::run_command(argv);
+  for (const std::string& line : test::split_lines(r.out)) {
+    const size_t at = line.find("Build ID: ");
+    if (at != std::string::npos) return BuildId::from_hex(line.substr(at + 10));
+  }
+  return std::nullopt;
+}
+
+class LiveCollection : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string error;
+    exe_ = test::build_busy_program(dir_.path(), error);
+    if (exe_.empty()) GTEST_SKIP() << "cannot build the test program: " << error;
+    context_ = SelectionContext::of_this_process();
+    EventOptions o;
+    o.event = EventRequest::CpuClock;
+    selection_ = select_event(o, context_);
+  }
+
+  std::unique_ptr<PerfEventSet> open(const CollectionTarget& target,
+                                     std::optional<uint64_t> pages = std::nullopt) {
+    const perf_event_attr attr = make_sampling_attr(selection_, target.kind);
+    EventSetOptions options;
+    options.mmap_pages = choose_mmap_pages(LockBudget::of_this_process(context_.permissions),
+                                           static_cast<uint32_t>(online_cpus().size()), pages);
+    options.event_name = selection_.name;
+    return std::make_unique<PerfEventSet>(attr, target, options, context_.permissions);
+  }
+
+  test::TempDir dir_;
+  std::filesystem::path exe_;
+  SelectionContext context_;
+  EventSelection selection_;
+};
+
+TEST_F(LiveCollection, RunningProcessSamplesLandInItsBinaryFromProcMaps) {
+  test::ChildProcess child = test::ChildProcess::spawn(exe_);
+  ASSERT_TRUE(child.wait_for_exec(exe_));
+  const auto pid = static_cast<uint32_t>(child.pid());
+
+  auto events = open({TargetKind::Processes, {child.pid()}});
+  const size_t cpus = online_cpus().size();
+  EXPECT_EQ(events->thread_count(), 1u);
+  EXPECT_EQ(events->event_count(), cpus);
+  EXPECT_EQ(events->pollable_fds().size(), cpus);
+  EXPECT_EQ(events->ids().size(), cpus);
+
+  LiveRecordSource source(*events, selection_.name);
+  EXPECT_EQ(source.pollable_fds(), events->pollable_fds());
+  events->enable();
+  ASSERT_TRUE(source.add_existing_process(child.pid()));
+  Collected got;
+  collect(source, got, 1000ms, 100ms);
+
+  // The binary's mapping came from /proc (untimed, synthesized), before any sample.
+  size_t synthesized_exe_maps = 0;
+  for (const MmapCopy& m : got.mmaps)
+    if (m.pid == pid && m.filename == exe_.string() && m.executable && m.time == 0)
+      ++synthesized_exe_maps;
+  EXPECT_GE(synthesized_exe_maps, 1u);
+  EXPECT_GE(source.counters().synthesized, 2u);
+  bool comm_seen = false;
+  for (const CommCopy& c : got.comms) comm_seen |= c.pid == pid && c.comm == "busy";
+  EXPECT_TRUE(comm_seen);
+
+  const auto [total, inside] = got.samples_in(pid, exe_.string());
+  EXPECT_GE(total, 200u) << "a busy second at 4000 Hz gives thousands";
+  EXPECT_GE(inside, total * 9 / 10) << inside << " of " << total << " samples in " << exe_;
+  EXPECT_EQ(got.out_of_order, 0u);
+  EXPECT_EQ(source.counters().samples, got.samples.size());
+  EXPECT_EQ(source.counters().lost_records, 0u);
+  EXPECT_EQ(source.counters().malformed, 0u);
+  EXPECT_EQ(source.counters().skipped_bytes, 0u);
+
+  // The events hang up once the process is gone: how the event loop knows the target ended.
+  EXPECT_EQ(events->live_event_count(), cpus);
+  child.kill_and_reap();
+  EXPECT_EQ(events->live_event_count(), 0u);
+}
+
+TEST_F(LiveCollection, CommandStartsAtExecWithKernelMmap2CarryingTheBuildId) {
+  test::ChildProcess child = test::ChildProcess::held_before_exec(exe_);
+  const auto pid = static_cast<uint32_t>(child.pid());
+  auto events = open({TargetKind::Command, {child.pid()}});
+  LiveRecordSource source(*events, selection_.name);
+  child.release();  // exec: enable_on_exec starts the events
+  ASSERT_TRUE(child.wait_for_exec(exe_));
+  Collected got;
+  collect(source, got, 1000ms, 100ms);
+
+  bool exec_comm = false;
+  for (const CommCopy& c : got.comms) exec_comm |= c.pid == pid && c.exec && c.comm == "busy";
+  EXPECT_TRUE(exec_comm) << "no COMM with the exec flag for the child";
+
+  const MmapCopy* kernel_map = nullptr;
+  for (const MmapCopy& m : got.mmaps)
+    if (m.pid == pid && m.filename == exe_.string() && m.executable && m.time != 0 &&
+        m.time != kNoTime)
+      kernel_map = &m;
+  ASSERT_NE(kernel_map, nullptr) << "no MMAP2 of " << exe_ << " from the kernel";
+  if (events->attr().build_id) {
+    const auto expected = readelf_build_id(exe_);
+    if (expected) {
+      EXPECT_FALSE(kernel_map->build_id.empty());
+      EXPECT_EQ(kernel_map->build_id, *expected)
+          << kernel_map->build_id.to_hex() << " vs readelf " << expected->to_hex();
+    }
+  }
+  const auto [total, inside] = got.samples_in(pid, exe_.string());
+  EXPECT_GE(total, 200u);
+  EXPECT_GE(inside, total * 9 / 10) << inside << " of " << total;
+  EXPECT_EQ(got.out_of_order, 0u);
+  EXPECT_EQ(source.counters().synthesized, 0u);
+}
+
+TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
+  test::ChildProcess child = test::ChildProcess::spawn(exe_);
+  ASSERT_TRUE(child.wait_for_exec(exe_));
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  o.frequency_hz = 20000;
+  selection_ = select_event(o, context_);
+  auto events = open({TargetKind::Processes, {child.pid()}}, /*pages=*/1);
+  EXPECT_EQ(events->mmap_pages(), 1u);
+  LiveRecordSource source(*events, selection_.name);
+  events->enable();
+  source.add_existing_process(child.pid());
+  // No drain for a second: 4 KiB hold about 70 samples, 20 kHz bring 20000.
+  Collected got;
+  collect(source, got, 1000ms, 1000ms);
+  EXPECT_GE(source.counters().lost_records, 1u);
+  EXPECT_GT(source.counters().lost_samples, 1000u);
+  EXPECT_EQ(got.lost_records_seen, source.counters().lost_records);
+  EXPECT_GT(got.samples.size(), 0u);
+  EXPECT_EQ(got.out_of_order, 0u);
+}
+
+TEST_F(LiveCollection, ProcessThatDoesNotExist) {
+  pid_t gone;
+  {
+    test::ChildProcess child = test::ChildProcess::spawn(exe_);
+    gone = child.pid();
+  }  // killed and reaped: the pid names nothing now
+  try {
+    open({TargetKind::Processes, {gone}});
+    FAIL() << "opened events for a dead process";
+  } catch (const PerfEventError& e) {
+    EXPECT_EQ(e.kind(), PerfEventError::Kind::NoProcess);
+    EXPECT_EQ(std::string(e.what()), "no process " + std::to_string(gone));
+  }
+}
+
+}  // namespace
+}  // namespace profcollect
