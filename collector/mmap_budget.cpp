@@ -29,7 +29,7 @@ uint64_t largest_fitting(uint64_t limit, uint32_t buffers, uint64_t cap) {
 }
 
 std::string how_to_raise() {
-  return "raise the limit with `sysctl -w kernel.perf_event_mlock_kb=KIB` (per CPU) or "
+  return "raise the limit with `sudo sysctl -w kernel.perf_event_mlock_kb=KIB` (per CPU) or "
          "`ulimit -l KIB` (RLIMIT_MEMLOCK), or grant CAP_IPC_LOCK "
          "(`setcap cap_ipc_lock+ep $(command -v profcollect)`)";
 }
@@ -81,8 +81,8 @@ uint32_t choose_mmap_pages(const LockBudget& budget, uint32_t buffers,
                         " ring buffers (one per CPU) of " + std::to_string(pages) +
                         " data pages + 1 control page need " +
                         kib(cost(buffers, pages) * budget.page_size) +
-                        " of locked memory, but this user may lock " +
-                        kib(limit * budget.page_size) + " (" + budget.describe() + "); ";
+                        " of locked memory, but this user may lock only " + budget.describe() +
+                        "; ";
       if (uint64_t fits = largest_fitting(limit, buffers, pages); fits != 0)
         msg += "use -m " + std::to_string(fits) + " or less, or ";
       throw BufferSizeError(msg + how_to_raise());

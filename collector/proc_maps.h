@@ -33,8 +33,9 @@ std::optional<ProcMapsEntry> parse_proc_maps_line(std::string_view line);
 // Every line of a maps file's text (lines that do not parse are left out).
 std::vector<ProcMapsEntry> parse_proc_maps(std::string_view text);
 
-// The mappings of process `pid` (its main thread's view, as perf reads it); nullopt if the
-// process is gone or its maps cannot be read.
+// The mappings of process `pid` from /proc/PID/task/PID/maps, as perf reads them (another
+// thread's view when the main thread has exited); nullopt if the process is gone or its maps
+// cannot be read.
 std::optional<std::vector<ProcMapsEntry>> read_proc_maps(pid_t pid);
 
 }  // namespace profcollect

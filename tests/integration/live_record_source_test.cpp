@@ -238,9 +238,13 @@ TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
   LiveRecordSource source(*events, selection_.name);
   events->enable();
   source.add_existing_process(child.pid());
-  // No drain for a second: 4 KiB hold about 70 samples, 20 kHz bring 20000.
+  // No drain for a second: 4 KiB hold about 70 samples, 20 kHz bring 20000. The kernel writes
+  // the LOST record once there is room again, i.e. at the first sample after a drain.
   Collected got;
-  collect(source, got, 1000ms, 1000ms);
+  std::this_thread::sleep_for(1000ms);
+  source.drain();
+  got.take(source);
+  collect(source, got, 200ms, 100ms);
   EXPECT_GE(source.counters().lost_records, 1u);
   EXPECT_GT(source.counters().lost_samples, 1000u);
   EXPECT_EQ(got.lost_records_seen, source.counters().lost_records);

@@ -67,7 +67,7 @@ TEST(MmapBudget, RequestBeyondTheLimitSaysTheLimitAndHowToRaiseIt) {
     const std::string m = e.what();
     EXPECT_NE(m.find("-m 2048"), std::string::npos) << m;
     EXPECT_NE(m.find("16392 KiB"), std::string::npos) << m;  // 4098 pages
-    EXPECT_NE(m.find("may lock 9224 KiB"), std::string::npos) << m;  // 2306 pages
+    EXPECT_NE(m.find("= 9224 KiB"), std::string::npos) << m;  // 2306 pages
     EXPECT_NE(m.find("kernel.perf_event_mlock_kb 516 KiB x 2 CPUs"), std::string::npos) << m;
     EXPECT_NE(m.find("RLIMIT_MEMLOCK 8192 KiB"), std::string::npos) << m;
     EXPECT_NE(m.find("use -m 1024 or less"), std::string::npos) << m;

@@ -1,0 +1,88 @@
+// Once warm, reading a perf.data allocates nothing per record: the input buffer, the ordering
+// arena and the decoder's scratch are reused. Counted with a replaced global operator new,
+// which is why this test lives in the integration binary: the unit-test binary already has one.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <new>
+
+#include "collector/perf_data_reader.h"
+#include "tests/unit/perf_record_builder.h"
+
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<size_t> g_allocations{0};
+}  // namespace
+
+void* operator new(size_t n) {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+
+namespace profcollect {
+namespace {
+
+using namespace perfbuild;
+
+TEST(PerfDataReaderAllocationTest, NoAllocationPerRecordOnceWarm) {
+  Attr a;
+  a.type = 0;
+  a.sample_type = IDENTIFIER | IP | TID | TIME | CPU | PERIOD | BRANCH_STACK;
+  a.branch_sample_type = kBranchHwIndex;
+  std::vector<uint8_t> records = header_attr(a, {1});
+  const int rounds = 60, per_round = 300;
+  for (int r = 0; r < rounds; ++r) {
+    for (int i = 0; i < per_round; ++i) {
+      // Two CPUs interleaved, a bit out of order, as ring buffers are written.
+      const uint64_t t = 1000 + uint64_t(r) * per_round * 10 + uint64_t(i) * 10 - (i % 2 ? 15 : 0);
+      Sample s;
+      s.identifier = 1;
+      s.ip = 0x400000 + i;
+      s.pid = s.tid = 7;
+      s.time = t;
+      s.cpu = i % 2;
+      s.period = 1;
+      s.hw_idx = 3;
+      s.branches.assign(16, Branch{0x400100, 0x400200, 2});
+      auto rec = sample(s, a);
+      records.insert(records.end(), rec.begin(), rec.end());
+      if (i % 50 == 0) {
+        auto m = mmap2(Mmap2{.pid = 7, .tid = 7, .start = 0x400000, .len = 0x1000, .file = "/bin/x"},
+                       SampleId{.pid = 7, .tid = 7, .time = t, .id = 1}, a);
+        records.insert(records.end(), m.begin(), m.end());
+      }
+    }
+    auto fr = finished_round();
+    records.insert(records.end(), fr.begin(), fr.end());
+  }
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("alloc_test_" + std::to_string(::getpid()) + ".data");
+  write_file(path, pipe_file(records));
+
+  auto source = open_perf_data(path.string());
+  Record r;
+  size_t read = 0;
+  const size_t total = size_t(rounds) * (per_round + per_round / 50);
+  while (read < total / 3 && source->next(r)) ++read;  // warm up
+  g_allocations = 0;
+  g_counting = true;
+  size_t branches = 0;
+  while (source->next(r)) {
+    ++read;
+    if (auto* s = std::get_if<SampleRecord>(&r)) branches += s->branches.size();
+  }
+  g_counting = false;
+  std::filesystem::remove(path);
+  EXPECT_EQ(read, total);
+  EXPECT_GT(branches, 0u);
+  EXPECT_EQ(g_allocations.load(), 0u);
+}
+
+}  // namespace
+}  // namespace profcollect
