@@ -5,7 +5,8 @@
 // The event loop drives it:
 //   drain()  on a readable fd or a timer: one pass over every buffer (each record copied into
 //            the TimeOrderer, the buffer's space given back to the kernel), then a round end as
-//            perf record's FINISHED_ROUND: records older than the previous pass's newest go out
+//            perf record's FINISHED_ROUND: everything up to the newest time read by the pass
+//            before this one goes out
 //   next()   returns the records that are ready, in time order; false means "none ready now",
 //            not the end (a record is ready after the drain that follows the one reading it)
 //   finish() at the end, after the last drain(): everything queued becomes ready

@@ -90,6 +90,7 @@ class Collection {
   void arm_poll();
   void arm_flush();
   void drain_and_process();
+  void process_ready();  // resolves every record the source has ready
   void flush(bool final_flush);
   void stop();
   void on_signal(int sig);
@@ -259,6 +260,10 @@ void Collection::arm_flush() {
 
 void Collection::drain_and_process() {
   source_->drain();
+  process_ready();
+}
+
+void Collection::process_ready() {
   Record r;
   while (source_->next(r)) {
     if (auto* s = std::get_if<SampleRecord>(&r)) {
@@ -320,16 +325,7 @@ void Collection::stop() {
   if (events_) events_->disable();
   drain_and_process();
   source_->finish();
-  Record r;
-  while (source_->next(r)) {
-    if (auto* s = std::get_if<SampleRecord>(&r)) {
-      ++samples_;
-      uint64_t t = s->time == kNoTime ? 0 : static_cast<uint64_t>(static_cast<int64_t>(s->time) + clock_to_epoch_);
-      profiles_->add_sample(s->pid, s->ip, s->cpumode, t, processes_);
-    } else {
-      processes_.update(r);
-    }
-  }
+  process_ready();
   flush(true);
   const LiveCounters& c = source_->counters();
   say(std::to_string(samples_) + " samples, " + std::to_string(profiles_->outcomes()[SampleOutcome::Mapped]) +

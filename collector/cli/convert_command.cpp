@@ -17,22 +17,10 @@ namespace {
 
 double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
-// The recording's build-id for a path, from its build-id table (file header section or pipe
-// records). Looked up once per mapped file, so a linear search is fine.
-BinaryMatcher::BuildIdLookup recorded_build_ids(const RecordSource& source) {
-  return [&source](std::string_view path) -> const BuildId* {
-    for (const auto& e : source.session().build_ids) {
-      if (e.filename == path) return &e.build_id;
-    }
-    return nullptr;
-  };
-}
-
 void print_summary(const ConvertOptions& o, const SampleTally& t, const FunctionProfile& fp,
                    size_t functions) {
   std::fprintf(stderr, "profcollect: %s: %llu samples, %llu lost\n", o.perf_data.c_str(),
                static_cast<unsigned long long>(t.samples), static_cast<unsigned long long>(t.lost));
-  uint64_t mapped = t.outcomes[SampleOutcome::Mapped];
   std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions",
                o.binary.c_str(), static_cast<unsigned long long>(fp.symbolized),
                percent(fp.symbolized, t.samples), static_cast<unsigned long long>(functions));
@@ -40,7 +28,6 @@ void print_summary(const ConvertOptions& o, const SampleTally& t, const Function
     std::fprintf(stderr, ", %llu in no function symbol", static_cast<unsigned long long>(fp.unsymbolized));
   }
   std::fprintf(stderr, "\n");
-  (void)mapped;
   std::string others;
   for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
     auto o2 = static_cast<SampleOutcome>(i);

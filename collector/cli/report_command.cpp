@@ -71,13 +71,8 @@ int run_report(const ReportOptions& o) {
   std::optional<BinaryMatcher> matcher;
   std::optional<TallyTarget> tally_target;
   if (target) {
-    const RecordSource* src = source.get();
     matcher.emplace(o.binary, target->elf->build_id(), o.ignore_build_id,
-                    [src](std::string_view path) -> const BuildId* {
-                      for (const auto& e : src->session().build_ids)
-                        if (e.filename == path) return &e.build_id;
-                      return nullptr;
-                    });
+                    recorded_build_ids(*source));
     tally_target = TallyTarget{&*matcher, &target->segments};
   }
 

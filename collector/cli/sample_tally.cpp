@@ -6,6 +6,15 @@
 
 namespace profcollect {
 
+BinaryMatcher::BuildIdLookup recorded_build_ids(const RecordSource& source) {
+  return [&source](std::string_view path) -> const BuildId* {
+    for (const auto& e : source.session().build_ids) {
+      if (e.filename == path) return &e.build_id;
+    }
+    return nullptr;
+  };
+}
+
 std::string dso_display_name(const Dso& dso) {
   std::string_view p = dso.path;
   if (dso.kernel) {

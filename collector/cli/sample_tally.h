@@ -48,6 +48,14 @@ struct TallyOptions {
 void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOptions& options,
                    const std::optional<TallyTarget>& target, SampleTally& tally);
 
+// The recording's build-id for a path, from its build-id table (file header section, pipe
+// records, MMAP2). Looked up once per mapped file, so a linear search is fine.
+BinaryMatcher::BuildIdLookup recorded_build_ids(const RecordSource& source);
+
+// The recording's build-id for a path, from its build-id table (file header section, pipe
+// records, MMAP2). Looked up once per mapped file, so a linear search is fine.
+BinaryMatcher::BuildIdLookup recorded_build_ids(const RecordSource& source);
+
 // perf script's dso column for a mapped file: "[kernel.kallsyms]", "[module]", "[vdso]", a path.
 std::string dso_display_name(const Dso& dso);
 
