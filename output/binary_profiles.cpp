@@ -38,15 +38,27 @@ int32_t BinaryProfiles::route(uint32_t pid, const Mapping& m, uint32_t dso_index
   if (dso_index >= route_.size()) route_.resize(dso_index + 1, kUndecided);
   int32_t& r = route_[dso_index];
   if (r != kUndecided) return r;
-  if (dso.kernel || BinaryMatcher::is_anon(dso.path) || dso.path.starts_with("[") ||
-      !selection_.selects(dso)) {
+  if (dso.kernel || BinaryMatcher::is_anon(dso.path) || dso.path.starts_with("[")) {
     return r = kNotSelected;
   }
+  const bool selected = selection_.selects(dso);
+  // Mappings read from /proc/PID/maps (processes running before the attach) carry no build-id:
+  // a selection by build-id is then decided by the file's own.
+  const bool ask_file = !selected && dso.build_id.empty() && !selection_.build_ids.empty();
+  if (!selected && !ask_file) return r = kNotSelected;
   std::string why;
   std::optional<OpenedBinary> opened = opener_(pid, m, dso, why);
   if (!opened) {
+    if (!selected) return r = kNotSelected;  // cannot tell; not named by path
     warnings_.push_back(dso.path + ": " + why + "; its samples are counted as unmapped");
     return r = kUnreadable;
+  }
+  if (!selected) {
+    const BuildId& id = opened->identity.build_id;
+    if (id.empty() || std::find(selection_.build_ids.begin(), selection_.build_ids.end(), id) ==
+                          selection_.build_ids.end()) {
+      return r = kNotSelected;
+    }
   }
   // The same binary may be seen as several Dso entries (another path to one file, a record
   // with and without build-id): they share one profile.

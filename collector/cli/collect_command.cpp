@@ -91,6 +91,7 @@ class Collection {
   void arm_flush();
   void drain_and_process();
   void process_ready();  // resolves every record the source has ready
+  void resync_after_loss();
   void flush(bool final_flush);
   void stop();
   void on_signal(int sig);
@@ -119,6 +120,8 @@ class Collection {
   uint64_t samples_ = 0;
   int64_t clock_to_epoch_ = 0;  // add to a sample's CLOCK_MONOTONIC time for Unix-epoch ns
   uint64_t start_ns_ = 0;
+  uint64_t lost_records_seen_ = 0;
+  std::chrono::steady_clock::time_point last_resync_{};
 };
 
 int Collection::run() {
@@ -214,7 +217,14 @@ int Collection::run() {
   // The descriptors belong to PerfEventSet: do not let asio close them.
   for (auto& d : fds_) d->release();
 
-  if (child_) return child_->exit_code();
+  if (child_) {
+    if (!child_->reap()) {
+      // --duration ended the collection, not the command: let it finish, and exit with its status.
+      say("collection ended; waiting for " + o_.command[0] + " to exit");
+      child_->wait();
+    }
+    return child_->exit_code();
+  }
   return flush_failed_ ? 1 : 0;
 }
 
@@ -261,6 +271,24 @@ void Collection::arm_flush() {
 void Collection::drain_and_process() {
   source_->drain();
   process_ready();
+  resync_after_loss();
+}
+
+void Collection::resync_after_loss() {
+  // A ring-buffer overrun may have taken MMAP2 records with it, and then every later sample of
+  // that mapping would count as unmapped. The target processes' mappings are read again from
+  // /proc (at most once a second); what is already known is simply replaced.
+  uint64_t lost = source_->counters().lost_records;
+  if (lost == lost_records_seen_ || o_.system_wide) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_resync_ < std::chrono::seconds(1)) return;
+  lost_records_seen_ = lost;
+  last_resync_ = now;
+  if (child_) {
+    source_->add_existing_process(child_->pid());
+  } else {
+    for (int p : o_.pids) source_->add_existing_process(p);
+  }
 }
 
 void Collection::process_ready() {

@@ -94,6 +94,13 @@ bool CommandChild::reap() {
   return exited_;
 }
 
+void CommandChild::wait() {
+  while (!exited_) {
+    pid_t r = waitpid(pid_, &status_, 0);
+    if (r == pid_ || (r < 0 && errno != EINTR)) exited_ = true;
+  }
+}
+
 void CommandChild::signal(int sig) {
   if (!exited_) kill(pid_, sig);
 }

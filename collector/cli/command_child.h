@@ -25,6 +25,8 @@ class CommandChild {
   void go();
   // Non-blocking: true once the child has exited (its status is kept).
   bool reap();
+  // Blocks until the child has exited.
+  void wait();
   void signal(int sig);
   // The child's exit status as a shell reports it: its code, or 128 + the signal.
   int exit_code() const;

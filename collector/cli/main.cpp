@@ -91,9 +91,10 @@ int main(int argc, char** argv) {
   c->add_option("BINARY", convert.binary, "the executable or shared library profiled")->required();
 
   ReportOptions report;
-  auto* r = app.add_subcommand("report", "Summarize a perf.data: samples, losses, per-file counts, "
-                                         "and with BINARY its mapping and top functions.");
-  r->add_option("INPUT", report.input, "perf.data to read")->required();
+  auto* r = app.add_subcommand("report", "Summarize a perf.data (samples, losses, per-file counts, "
+                                         "and with BINARY its mapping and top functions) or a "
+                                         "live collection's output directory.");
+  r->add_option("INPUT", report.input, "perf.data, or an output directory of live collection")->required();
   r->add_option("BINARY", report.binary, "binary to map the samples to");
   r->add_flag("--json", report.json, "print JSON");
   r->add_option("--pid", report.pid, "only samples of this process");

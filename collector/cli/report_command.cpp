@@ -7,6 +7,7 @@
 
 #include "collector/cli/cli_error.h"
 #include "collector/cli/progress.h"
+#include "collector/cli/report_directory.h"
 #include "collector/cli/sample_tally.h"
 #include "collector/cli/target_binary.h"
 #include "collector/perf_data_reader.h"
@@ -64,6 +65,7 @@ double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>
 }  // namespace
 
 int run_report(const ReportOptions& o) {
+  if (is_collection_directory(o.input)) return run_directory_report(o);
   std::optional<TargetBinary> target;
   if (!o.binary.empty()) target = TargetBinary::load(o.binary, o.debug_dirs);
 

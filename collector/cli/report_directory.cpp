@@ -1,0 +1,295 @@
+#include "collector/cli/report_directory.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collector/cli/cli_error.h"
+#include "output/fdata_reader.h"
+
+namespace profcollect {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::ordered_json;
+
+struct FunctionCount {
+  std::string name;
+  uint64_t samples = 0;
+};
+
+// One DIR/<binary>-<id>/ directory as its files describe it.
+struct BinaryReport {
+  std::string directory;
+  ordered_json meta;                    // meta.json as written (null when missing or bad)
+  std::optional<NoLbrFdata> fdata;      // bolt.fdata (nullopt when missing or bad)
+  std::vector<FunctionCount> functions; // largest first
+  uint64_t fdata_samples = 0;
+  std::vector<std::string> set_aside;   // bolt.fdata.unreadable-* left by an earlier run
+};
+
+bool read_whole_file(const fs::path& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream text;
+  text << in.rdbuf();
+  out = text.str();
+  return true;
+}
+
+// fdata names escape spaces and backslashes with a backslash; print them as the symbol reads.
+std::string unescape_name(const std::string& escaped) {
+  std::string out;
+  out.reserve(escaped.size());
+  for (size_t i = 0; i < escaped.size(); ++i) {
+    if (escaped[i] == '\\' && i + 1 < escaped.size()) ++i;
+    out.push_back(escaped[i]);
+  }
+  return out;
+}
+
+std::vector<FunctionCount> function_totals(const NoLbrFdata& fdata) {
+  std::map<std::string, uint64_t> per_name;
+  for (const auto& [key, count] : fdata.counts) per_name[key.first] += count;
+  std::vector<FunctionCount> out;
+  out.reserve(per_name.size());
+  for (const auto& [name, count] : per_name) out.push_back({unescape_name(name), count});
+  std::sort(out.begin(), out.end(), [](const FunctionCount& a, const FunctionCount& b) {
+    return a.samples != b.samples ? a.samples > b.samples : a.name < b.name;
+  });
+  return out;
+}
+
+uint64_t number(const ordered_json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) return 0;
+  return j[key].get<uint64_t>();
+}
+
+std::string text(const ordered_json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return {};
+  return j[key].get<std::string>();
+}
+
+double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
+
+// "2026-11-30 11:00:28.457 UTC" for Unix-epoch nanoseconds; "-" for 0 (unknown).
+std::string utc_time(uint64_t ns) {
+  if (ns == 0) return "-";
+  const time_t seconds = static_cast<time_t>(ns / 1000000000ull);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+  char out[96];
+  std::snprintf(out, sizeof out, "%s.%03u UTC", buf, static_cast<unsigned>(ns / 1000000ull % 1000));
+  return out;
+}
+
+std::string seconds_between(uint64_t from_ns, uint64_t to_ns) {
+  if (from_ns == 0 || to_ns < from_ns) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f s", static_cast<double>(to_ns - from_ns) / 1e9);
+  return buf;
+}
+
+BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems) {
+  BinaryReport b;
+  b.directory = dir.filename().string();
+  std::string content;
+  const fs::path meta_path = dir / "meta.json", fdata_path = dir / "bolt.fdata";
+  if (read_whole_file(meta_path, content)) {
+    b.meta = ordered_json::parse(content, nullptr, false);
+    if (b.meta.is_discarded() || !b.meta.is_object()) {
+      b.meta = nullptr;
+      problems.push_back(meta_path.string() + ": not a JSON object");
+    }
+  } else {
+    problems.push_back(meta_path.string() + ": missing or unreadable");
+  }
+  if (read_whole_file(fdata_path, content)) {
+    std::string error;
+    b.fdata = parse_no_lbr_fdata(content, &error);
+    if (b.fdata) {
+      b.fdata_samples = b.fdata->total();
+      b.functions = function_totals(*b.fdata);
+    } else {
+      problems.push_back(fdata_path.string() + ": " + error);
+    }
+  } else {
+    problems.push_back(fdata_path.string() + ": missing or unreadable");
+  }
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("bolt.fdata.unreadable-")) b.set_aside.push_back(name);
+  }
+  std::sort(b.set_aside.begin(), b.set_aside.end());
+  return b;
+}
+
+// A subdirectory is a binary's profile when it holds either of the two files a flush writes.
+bool is_profile_directory(const fs::directory_entry& entry) {
+  std::error_code ec;
+  return entry.is_directory(ec) &&
+         (fs::exists(entry.path() / "meta.json", ec) || fs::exists(entry.path() / "bolt.fdata", ec));
+}
+
+void print_collection(const std::string& dir, const ordered_json& c) {
+  const uint64_t samples = number(c, "samples"), lost = number(c, "lost");
+  std::string rate = c.contains("frequency_hz") ? std::to_string(number(c, "frequency_hz")) + " Hz"
+                     : c.contains("period")     ? "period " + std::to_string(number(c, "period"))
+                                                : "unknown rate";
+  std::printf("%s: %s at %s, %s to %s (%s)\n", dir.c_str(), text(c, "event").c_str(), rate.c_str(),
+              utc_time(number(c, "start_ns")).c_str(), utc_time(number(c, "end_ns")).c_str(),
+              seconds_between(number(c, "start_ns"), number(c, "end_ns")).c_str());
+  std::printf("  %-28s %12" PRIu64 "\n", "samples", samples);
+  // The lost samples never arrived, so their share is of what the kernel took.
+  std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " taken; %" PRIu64 " LOST records)\n",
+              "lost", lost, percent(lost, samples + lost), samples + lost, number(c, "lost_records"));
+  std::printf("  %-28s %12" PRIu64 "\n", "throttled", number(c, "throttled"));
+  std::printf("  %-28s %12" PRIu64 "  (%.2f%%) in %" PRIu64 " profiled binaries\n", "mapped",
+              number(c, "mapped"), percent(number(c, "mapped"), samples), number(c, "binaries"));
+  if (c.contains("unmapped") && c["unmapped"].is_object()) {
+    for (const auto& [reason, count] : c["unmapped"].items()) {
+      if (!count.is_number_unsigned() || count.get<uint64_t>() == 0) continue;
+      const std::string label = "unmapped, " + reason;
+      std::printf("  %-28s %12" PRIu64 "  (%.2f%%)\n", label.c_str(), count.get<uint64_t>(),
+                  percent(count.get<uint64_t>(), samples));
+    }
+  }
+}
+
+void print_binary(const BinaryReport& b, size_t top) {
+  const std::string path = text(b.meta, "path");
+  std::printf("\n%s  %s\n", b.directory.c_str(), path.empty() ? "(path unknown)" : path.c_str());
+  const std::string build_id = text(b.meta, "build_id");
+  const uint64_t samples = number(b.meta, "samples");
+  std::printf("  build-id %s, event %s\n", build_id.empty() ? "none" : build_id.c_str(),
+              text(b.meta, "event").c_str());
+  std::printf("  %" PRIu64 " samples, %" PRIu64 " of them in functions (bolt.fdata), %s to %s\n",
+              samples, b.fdata_samples, utc_time(number(b.meta, "first_sample_ns")).c_str(),
+              utc_time(number(b.meta, "last_sample_ns")).c_str());
+  for (const auto& aside : b.set_aside) {
+    std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());
+  }
+  if (b.functions.empty()) return;
+  std::printf("  %10s %7s  %s\n", "samples", "share", "function");
+  for (size_t i = 0; i < b.functions.size() && i < top; ++i) {
+    std::printf("  %10" PRIu64 " %6.2f%%  %s\n", b.functions[i].samples,
+                percent(b.functions[i].samples, b.fdata_samples), b.functions[i].name.c_str());
+  }
+  if (b.functions.size() > top) {
+    std::printf("  ... %zu more functions\n", b.functions.size() - top);
+  }
+}
+
+ordered_json binary_json(const BinaryReport& b, size_t top) {
+  ordered_json j;
+  j["directory"] = b.directory;
+  for (const char* key : {"path", "build_id", "event"}) j[key] = text(b.meta, key);
+  for (const char* key : {"samples", "first_sample_ns", "last_sample_ns"}) j[key] = number(b.meta, key);
+  j["fdata_samples"] = b.fdata_samples;
+  j["function_count"] = b.functions.size();
+  j["functions"] = ordered_json::array();
+  for (size_t i = 0; i < b.functions.size() && i < top; ++i) {
+    j["functions"].push_back({{"name", b.functions[i].name},
+                              {"samples", b.functions[i].samples},
+                              {"share", b.fdata_samples ? static_cast<double>(b.functions[i].samples) /
+                                                              b.fdata_samples
+                                                        : 0.0}});
+  }
+  j["set_aside"] = b.set_aside;
+  return j;
+}
+
+}  // namespace
+
+bool is_collection_directory(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && !fs::exists(fs::path(path) / "data", ec);
+}
+
+int run_directory_report(const ReportOptions& o) {
+  if (!o.binary.empty()) {
+    throw CliError("report " + o.input + ": a collection directory takes no BINARY (its profiles "
+                   "name their binaries)", 2);
+  }
+  if (o.pid) throw CliError("report " + o.input + ": --pid applies to perf.data input only", 2);
+  const fs::path dir(o.input);
+  std::vector<std::string> problems;
+
+  ordered_json collection;  // null when absent
+  std::string content;
+  const fs::path collection_path = dir / "collection.json";
+  std::error_code ec;
+  if (fs::exists(collection_path, ec)) {
+    if (!read_whole_file(collection_path, content)) {
+      problems.push_back(collection_path.string() + ": unreadable");
+    } else {
+      collection = ordered_json::parse(content, nullptr, false);
+      if (collection.is_discarded() || !collection.is_object()) {
+        collection = nullptr;
+        problems.push_back(collection_path.string() + ": not a JSON object");
+      }
+    }
+  }
+
+  std::vector<fs::path> subdirs;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (is_profile_directory(entry)) subdirs.push_back(entry.path());
+  }
+  if (ec) throw CliError(o.input + ": cannot list: " + ec.message());
+  std::sort(subdirs.begin(), subdirs.end());
+  if (subdirs.empty() && !fs::exists(collection_path, ec)) {
+    throw CliError(o.input + ": holds no profcollect output (no collection.json, no "
+                   "<binary>-<build-id>/ profile directories)");
+  }
+
+  std::vector<BinaryReport> binaries;
+  for (const auto& s : subdirs) binaries.push_back(read_binary(s, problems));
+  // Most samples first: the binaries that matter most lead the report.
+  std::stable_sort(binaries.begin(), binaries.end(), [](const BinaryReport& a, const BinaryReport& b) {
+    return number(a.meta, "samples") > number(b.meta, "samples");
+  });
+
+  if (o.json) {
+    ordered_json j;
+    j["directory"] = o.input;
+    j["collection"] = collection;
+    // The loss figures at the top level too, for scripts.
+    j["samples"] = number(collection, "samples");
+    j["lost"] = number(collection, "lost");
+    j["lost_records"] = number(collection, "lost_records");
+    j["throttled"] = number(collection, "throttled");
+    j["binaries"] = ordered_json::array();
+    for (const auto& b : binaries) j["binaries"].push_back(binary_json(b, o.top));
+    j["problems"] = problems;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (collection.is_object()) {
+      print_collection(o.input, collection);
+    } else {
+      std::printf("%s: no collection summary (collection.json)\n", o.input.c_str());
+    }
+    for (const auto& b : binaries) print_binary(b, o.top);
+    if (binaries.empty()) std::printf("\nno binary profiles\n");
+    for (const auto& p : problems) std::printf("\nproblem: %s\n", p.c_str());
+    std::fflush(stdout);
+  }
+  if (!problems.empty()) {
+    throw CliError(o.input + ": " + std::to_string(problems.size()) + " file(s) could not be read; "
+                   "first: " + problems.front());
+  }
+  return 0;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,47 @@
+// The ELF file that holds a binary's DWARF, opened with libdw: the binary itself when it has
+// .debug_info, else its separate debug file found by build-id or .gnu_debuglink under the debug
+// directories (mapper/debug_file_locator.h has the search order).
+#pragma once
+
+#include <elfutils/libdw.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mapper/debug_file_locator.h"
+#include "mapper/elf_binary.h"
+
+namespace profcollect {
+
+enum class DwarfSource { Binary, BuildIdFile, DebuglinkFile };
+
+const char* to_string(DwarfSource source);
+
+class DwarfFile {
+ public:
+  // Throws DebugInfoError (NoDebugInfo, naming the build-id and every path searched; Unreadable).
+  static std::unique_ptr<DwarfFile> open(std::shared_ptr<const ElfBinary> binary,
+                                         const std::vector<std::string>& debug_dirs);
+  ~DwarfFile();
+  DwarfFile(const DwarfFile&) = delete;
+  DwarfFile& operator=(const DwarfFile&) = delete;
+
+  Dwarf* dwarf() const { return dwarf_; }
+  const ElfBinary& binary() const { return *binary_; }
+  const ElfBinary& file() const { return *file_; }  // the file the DWARF is read from
+  DwarfSource source() const { return source_; }
+
+ private:
+  DwarfFile() = default;
+
+  std::shared_ptr<const ElfBinary> binary_;
+  std::shared_ptr<const ElfBinary> file_;
+  DwarfSource source_ = DwarfSource::Binary;
+  Dwarf* dwarf_ = nullptr;
+};
+
+// Whether the file has DWARF debug information sections with contents (not NOBITS).
+bool has_dwarf(const ElfBinary& file);
+
+}  // namespace profcollect

@@ -1,0 +1,314 @@
+#include "mapper/dwarf_symbolizer.h"
+
+#include <dwarf.h>
+#include <gelf.h>
+#include <libelf.h>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "mapper/debug_info_error.h"
+#include "mapper/dwarf_line_table.h"
+
+namespace profcollect {
+
+namespace {
+
+// Not in elfutils' dwarf.h: the GNU extension clang and gcc put on inlined subroutines.
+constexpr unsigned kAtGnuDiscriminator = 0x2136;
+
+std::vector<AddressRange> ranges_of(Dwarf_Die* die) {
+  std::vector<AddressRange> ranges;
+  Dwarf_Addr base = 0, begin = 0, end = 0;
+  ptrdiff_t offset = 0;
+  while ((offset = dwarf_ranges(die, offset, &base, &begin, &end)) > 0) {
+    ranges.push_back(AddressRange{begin, end});
+  }
+  return ranges;
+}
+
+std::string_view string_attr(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attr;
+  if (dwarf_attr_integrate(die, name, &attr) == nullptr) return {};
+  const char* value = dwarf_formstring(&attr);
+  return value == nullptr ? std::string_view() : std::string_view(value);
+}
+
+// LLVM's DWARFDie::getName(LinkageName): the linkage name, else the plain name. A present but
+// empty name counts as present (and then ends an inline chain, like a missing one).
+std::optional<std::string_view> subroutine_name(Dwarf_Die* die) {
+  for (unsigned name : {unsigned{DW_AT_linkage_name}, unsigned{DW_AT_MIPS_linkage_name},
+                        unsigned{DW_AT_name}}) {
+    Dwarf_Attribute attr;
+    if (dwarf_attr_integrate(die, name, &attr) == nullptr) continue;
+    if (const char* value = dwarf_formstring(&attr)) return std::string_view(value);
+  }
+  return std::nullopt;
+}
+
+uint32_t unsigned_attr(Dwarf_Die* die, unsigned name) {
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  if (dwarf_attr(die, name, &attr) == nullptr || dwarf_formudata(&attr, &value) != 0) return 0;
+  return static_cast<uint32_t>(value);
+}
+
+// The (decompressed) contents of the DWARF file's .debug_line.
+std::span<const uint8_t> debug_line_bytes(const ElfBinary& file) {
+  for (const char* name : {".debug_line", ".zdebug_line"}) {
+    const ElfSection* section = file.section_by_name(name);
+    if (section == nullptr || !section->has_file_data()) continue;
+    Elf_Scn* scn = elf_getscn(file.elf(), section->index);
+    if (scn == nullptr) continue;
+    // libdw decompresses the debug sections it opens; make sure of it for this one.
+    GElf_Shdr shdr;
+    if (gelf_getshdr(scn, &shdr) != nullptr && (shdr.sh_flags & SHF_COMPRESSED)) elf_compress(scn, 0, 0);
+    if (name[1] == 'z') elf_compress_gnu(scn, 0, 0);
+    Elf_Data* data = elf_getdata(scn, nullptr);
+    if (data == nullptr || data->d_buf == nullptr) continue;
+    return {static_cast<const uint8_t*>(data->d_buf), data->d_size};
+  }
+  return {};
+}
+
+bool is_subroutine(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine; }
+
+// Pre-order walk of the DIEs below `parent`; `visit(die, context)` returns the context for the
+// die's children.
+template <typename Context, typename Visit>
+void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
+  Dwarf_Die child;
+  if (dwarf_child(parent, &child) != 0) return;
+  do {
+    Context inner = visit(child, context);
+    if (dwarf_haschildren(&child) > 0) walk_children(&child, inner, visit);
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace
+
+// The DIEs of one unit that code addresses resolve to, built on first use.
+struct DwarfSymbolizer::Unit {
+  Dwarf_Die code_die;  // the unit's DIE tree (the split unit's for a skeleton)
+  Dwarf_Die line_die;  // the DIE with DW_AT_stmt_list (the skeleton's for a split unit)
+
+  struct Subroutine {
+    Dwarf_Die die;
+    int32_t parent = -1;  // nearest enclosing subroutine, -1 for none
+    bool is_subprogram = false;
+    bool resolved = false;
+    std::optional<std::string_view> name;
+    uint32_t decl_line = 0, call_line = 0, call_discriminator = 0;
+  };
+  std::vector<Subroutine> subroutines;
+  // LLVM's AddrDieMap: begin -> (end, subroutine index), non-overlapping, innermost wins.
+  std::map<uint64_t, std::pair<uint64_t, uint32_t>> address_map;
+  bool mapped = false;
+  std::optional<DwarfLineTable> lines;
+
+  void build_address_map();
+  const Subroutine* subroutine_at(uint64_t address);
+  Subroutine& resolve(uint32_t index);
+  const DwarfLineTable& line_table(std::span<const uint8_t> debug_line, std::string& error);
+};
+
+const DwarfLineTable& DwarfSymbolizer::Unit::line_table(std::span<const uint8_t> debug_line,
+                                                        std::string& error) {
+  if (lines) return *lines;
+  lines.emplace();
+  Dwarf_Attribute attr;
+  Dwarf_Word offset = 0;
+  if (dwarf_attr(&line_die, DW_AT_stmt_list, &attr) == nullptr || dwarf_formudata(&attr, &offset) != 0) {
+    return *lines;  // a unit without line table: every line is 0
+  }
+  try {
+    lines = DwarfLineTable::parse(debug_line, offset);
+  } catch (const std::runtime_error& e) {
+    if (error.empty()) error = e.what();
+  }
+  return *lines;
+}
+
+void DwarfSymbolizer::Unit::build_address_map() {
+  mapped = true;
+  auto visit = [this](Dwarf_Die& die, int32_t parent) -> int32_t {
+    const int tag = dwarf_tag(&die);
+    if (!is_subroutine(tag)) return parent;
+    const auto index = static_cast<int32_t>(subroutines.size());
+    Subroutine s;
+    s.die = die;
+    s.parent = parent;
+    s.is_subprogram = tag == DW_TAG_subprogram;
+    subroutines.push_back(s);
+    // The range insertion of DWARFUnit::updateAddressDieMap: a child's range splits the range
+    // it lies in, so that the deepest DIE owns each address.
+    for (const AddressRange& r : ranges_of(&die)) {
+      if (r.begin == r.end) continue;
+      auto b = address_map.upper_bound(r.begin);
+      if (b != address_map.begin() && r.begin < (--b)->second.first) {
+        if (r.end < b->second.first) address_map[r.end] = b->second;
+        if (r.begin > b->first) address_map[b->first].first = r.begin;
+      }
+      address_map[r.begin] = {r.end, static_cast<uint32_t>(index)};
+    }
+    return index;
+  };
+  walk_children(&code_die, int32_t{-1}, visit);
+}
+
+const DwarfSymbolizer::Unit::Subroutine* DwarfSymbolizer::Unit::subroutine_at(uint64_t address) {
+  if (!mapped) build_address_map();
+  auto it = address_map.upper_bound(address);
+  if (it == address_map.begin()) return nullptr;
+  --it;
+  if (address >= it->second.first) return nullptr;
+  return &subroutines[it->second.second];
+}
+
+DwarfSymbolizer::Unit::Subroutine& DwarfSymbolizer::Unit::resolve(uint32_t index) {
+  Subroutine& s = subroutines[index];
+  if (!s.resolved) {
+    s.resolved = true;
+    s.name = subroutine_name(&s.die);
+    int decl = 0;
+    if (dwarf_decl_line(&s.die, &decl) == 0 && decl > 0) s.decl_line = static_cast<uint32_t>(decl);
+    s.call_line = unsigned_attr(&s.die, DW_AT_call_line);
+    s.call_discriminator = unsigned_attr(&s.die, kAtGnuDiscriminator);
+  }
+  return s;
+}
+
+DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base)
+    : file_(std::move(file)), preferred_base_(preferred_base) {
+  debug_line_ = debug_line_bytes(file_->file());
+  scan_units();
+}
+
+DwarfSymbolizer::~DwarfSymbolizer() = default;
+
+void DwarfSymbolizer::scan_units() {
+  Dwarf* dwarf = file_->dwarf();
+  std::vector<std::string> missing_dwo;
+  Dwarf_CU* cu = nullptr;
+  Dwarf_CU* next = nullptr;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0;
+  Dwarf_Die cudie, subdie;
+  int status;
+  while ((status = dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
+    cu = next;
+    if (unit_type != DW_UT_compile && unit_type != DW_UT_partial && unit_type != DW_UT_skeleton) {
+      continue;  // type units hold no code
+    }
+    auto unit = std::make_unique<Unit>();
+    unit->line_die = cudie;
+    unit->code_die = cudie;
+    if (unit_type == DW_UT_skeleton) {
+      if (subdie.addr == nullptr) {
+        std::string name(string_attr(&cudie, DW_AT_dwo_name));
+        if (name.empty()) name = std::string(string_attr(&cudie, DW_AT_GNU_dwo_name));
+        const std::string_view dir = string_attr(&cudie, DW_AT_comp_dir);
+        if (!dir.empty() && !name.empty() && name.front() != '/') name = std::string(dir) + "/" + name;
+        missing_dwo.push_back(name.empty() ? std::string("(unnamed .dwo)") : name);
+        continue;
+      }
+      unit->code_die = subdie;
+    }
+    const auto unit_index = static_cast<uint32_t>(units_.size());
+    for (const AddressRange& r : ranges_of(&cudie)) {
+      if (r.begin < r.end) unit_ranges_.push_back(UnitRange{r.begin, r.end, unit_index});
+    }
+    // Every subprogram with code, for the function index (llvm-profgen walks all DIEs).
+    auto visit = [this](Dwarf_Die& die, int) -> int {
+      if (dwarf_tag(&die) != DW_TAG_subprogram) return 0;
+      std::optional<std::string_view> name = subroutine_name(&die);
+      if (!name) return 0;
+      std::vector<AddressRange> ranges;
+      for (const AddressRange& r : ranges_of(&die)) {
+        if (r.end <= r.begin || r.begin < preferred_base_) continue;
+        ranges.push_back(r);
+      }
+      functions_.add(*name, ranges);
+      return 0;
+    };
+    walk_children(&unit->code_die, 0, visit);
+    units_.push_back(std::move(unit));
+  }
+  if (status < 0) {
+    throw DebugInfoError(DebugInfoError::Kind::Unreadable,
+                         file_->file().path() + ": cannot read its DWARF units: " + dwarf_errmsg(-1));
+  }
+  if (!missing_dwo.empty()) {
+    std::string message = file_->binary().path() + ": split DWARF: " +
+                          std::to_string(missing_dwo.size()) + " of " +
+                          std::to_string(missing_dwo.size() + units_.size()) +
+                          " compile units keep their debug info in .dwo files that are not found (";
+    for (size_t i = 0; i < missing_dwo.size() && i < 3; ++i) {
+      message += (i ? ", " : "") + missing_dwo[i];
+    }
+    if (missing_dwo.size() > 3) message += ", ...";
+    message +=
+        "). Keep the .dwo files where the build wrote them, or rebuild without -gsplit-dwarf "
+        "(.dwp packages are not read)";
+    throw DebugInfoError(DebugInfoError::Kind::MissingSplitDwarf, message);
+  }
+  std::sort(unit_ranges_.begin(), unit_ranges_.end(),
+            [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
+}
+
+const DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
+  auto it = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), address,
+                             [](uint64_t a, const UnitRange& r) { return a < r.begin; });
+  // Unit ranges rarely overlap; look back a little for one that holds the address.
+  for (int steps = 0; it != unit_ranges_.begin() && steps < 8; ++steps) {
+    --it;
+    if (address < it->end) return units_[it->unit].get();
+  }
+  return nullptr;
+}
+
+const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
+  auto it = cache_.find(address);
+  if (it != cache_.end()) return it->second;
+  return cache_.emplace(address, compute(address)).first->second;
+}
+
+InlineStack DwarfSymbolizer::compute(uint64_t address) const {
+  InlineStack stack;
+  Unit* unit = const_cast<Unit*>(unit_for(address));
+  if (unit == nullptr) return stack;
+  const Unit::Subroutine* leaf = unit->subroutine_at(address);
+  if (leaf == nullptr) return stack;
+
+  // The chain leaf first, up to (and including) the first subprogram.
+  std::vector<uint32_t> chain;
+  for (auto index = static_cast<int32_t>(leaf - unit->subroutines.data()); index >= 0;) {
+    chain.push_back(static_cast<uint32_t>(index));
+    const Unit::Subroutine& s = unit->subroutines[index];
+    if (s.is_subprogram) break;
+    index = s.parent;
+  }
+
+  for (size_t k = chain.size(); k-- > 0;) {
+    const Unit::Subroutine& s = unit->resolve(chain[k]);
+    if (!s.name || s.name->empty()) break;
+    InlineFrame frame;
+    frame.name = *s.name;
+    frame.decl_line = s.decl_line;
+    if (k == 0) {
+      if (std::optional<LineRow> row = unit->line_table(debug_line_, line_table_error_).find(address)) {
+        frame.line = row->line;
+        frame.discriminator = row->discriminator;
+      }
+    } else {
+      const Unit::Subroutine& callee = unit->resolve(chain[k - 1]);
+      frame.line = callee.call_line;
+      frame.discriminator = callee.call_discriminator;
+    }
+    stack.push_back(frame);
+  }
+  return stack;
+}
+
+}  // namespace profcollect

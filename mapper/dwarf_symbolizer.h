@@ -1,0 +1,84 @@
+// Address -> inline chain from DWARF, as llvm-symbolizer answers llvm-profgen 19
+// (DWARFContext::getInliningInfoForAddress with linkage names, no symbol table):
+//
+// - The unit is the one whose DW_AT_ranges / low_pc-high_pc hold the address (for split DWARF
+//   the skeleton's, with the DIEs read from its .dwo unit).
+// - The innermost subroutine (DW_TAG_subprogram or DW_TAG_inlined_subroutine) whose ranges hold
+//   the address, found the way LLVM's DWARFUnit address map finds it (later DIEs in pre-order
+//   win), then its chain of DW_TAG_inlined_subroutine ancestors up to the DW_TAG_subprogram.
+// - Each frame's name is DW_AT_linkage_name, else DW_AT_name, followed through
+//   DW_AT_abstract_origin / DW_AT_specification; its first line is DW_AT_decl_line likewise.
+// - The innermost frame's line and discriminator come from the line table; every outer frame's
+//   from the DW_AT_call_line and DW_AT_GNU_discriminator of the inlined subroutine it calls.
+//
+// Frames are returned OUTERMOST FIRST (the function the code is in, then what it inlined, down to
+// the leaf). A frame without any name ends the chain there, as llvm-profgen stops at LLVM's
+// "<invalid>" name; an address in no subroutine gives an empty chain.
+//
+// Results are cached per address: symbolizing a hot address again is a hash lookup. Names point
+// into the DWARF string sections and live as long as the symbolizer. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "mapper/dwarf_file.h"
+#include "mapper/dwarf_function_index.h"
+
+namespace profcollect {
+
+struct InlineFrame {
+  std::string_view name;       // as in DWARF (a mangled linkage name, or a plain name)
+  uint32_t decl_line = 0;      // DW_AT_decl_line of the (abstract) subprogram, 0 if absent
+  uint32_t line = 0;           // source line of this frame at the address
+  uint32_t discriminator = 0;  // raw DWARF discriminator of that line
+};
+
+using InlineStack = std::vector<InlineFrame>;  // outermost first
+
+class DwarfSymbolizer {
+ public:
+  // Reads the unit headers and every subprogram (for functions()). `preferred_base` is the
+  // binary's (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
+  // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
+  DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base);
+  ~DwarfSymbolizer();
+  DwarfSymbolizer(const DwarfSymbolizer&) = delete;
+  DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
+
+  const InlineStack& symbolize(uint64_t address) const;
+
+  const DwarfFunctionIndex& functions() const { return functions_; }
+  const DwarfFile& file() const { return *file_; }
+  size_t unit_count() const { return units_.size(); }
+  size_t cached_addresses() const { return cache_.size(); }
+  // The first line table that could not be read ("" when none): its units' lines read as 0.
+  const std::string& line_table_error() const { return line_table_error_; }
+
+ private:
+  struct Unit;
+  struct UnitRange {
+    uint64_t begin, end;
+    uint32_t unit;
+  };
+
+  void scan_units();
+  const Unit* unit_for(uint64_t address) const;
+  InlineStack compute(uint64_t address) const;
+
+  std::unique_ptr<DwarfFile> file_;
+  uint64_t preferred_base_;
+  std::vector<std::unique_ptr<Unit>> units_;
+  std::vector<UnitRange> unit_ranges_;  // sorted by begin
+  DwarfFunctionIndex functions_;
+  std::span<const uint8_t> debug_line_;
+  mutable std::string line_table_error_;
+  mutable std::unordered_map<uint64_t, InlineStack> cache_;
+};
+
+}  // namespace profcollect

@@ -1,0 +1,174 @@
+#include "mapper/instruction_map.h"
+
+#include <capstone/capstone.h>
+#include <elf.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace profcollect {
+
+namespace {
+
+// A symbol's span: [begin, end) swept from begin; decoded on first use.
+struct Span {
+  uint64_t begin = 0, end = 0;
+  const CodeSection* section = nullptr;
+  bool decoded = false;
+  std::vector<Instruction> instructions;
+};
+
+InstructionKind classify_x86(csh handle, const cs_insn& insn) {
+  if (cs_insn_group(handle, &insn, CS_GRP_CALL)) return InstructionKind::Call;
+  if (cs_insn_group(handle, &insn, CS_GRP_RET) || cs_insn_group(handle, &insn, CS_GRP_IRET)) {
+    return InstructionKind::Return;
+  }
+  // LLVM's isUnconditionalBranch: a branch that is a barrier and not indirect, i.e. jmp rel.
+  if (insn.id == X86_INS_JMP && insn.detail != nullptr && insn.detail->x86.op_count == 1 &&
+      insn.detail->x86.operands[0].type == X86_OP_IMM) {
+    return InstructionKind::UnconditionalJump;
+  }
+  return InstructionKind::Other;
+}
+
+InstructionKind classify_arm64(const cs_insn& insn) {
+  switch (insn.id) {
+    case ARM64_INS_BL:
+    case ARM64_INS_BLR:
+      return InstructionKind::Call;
+    case ARM64_INS_RET:
+    case ARM64_INS_ERET:
+      return InstructionKind::Return;
+    case ARM64_INS_B:
+      if (insn.detail != nullptr && (insn.detail->arm64.cc == ARM64_CC_INVALID ||
+                                     insn.detail->arm64.cc == ARM64_CC_AL)) {
+        return InstructionKind::UnconditionalJump;
+      }
+      return InstructionKind::Other;
+    default:
+      return InstructionKind::Other;
+  }
+}
+
+}  // namespace
+
+struct InstructionMap::Impl {
+  uint16_t machine = 0;
+  csh handle = 0;
+  cs_insn* insn = nullptr;
+  std::vector<CodeSection> sections;
+  std::vector<Span> spans;  // sorted by begin, not overlapping
+
+  ~Impl() {
+    if (insn != nullptr) cs_free(insn, 1);
+    if (handle != 0) cs_close(&handle);
+  }
+
+  Span* span_at(uint64_t address) {
+    auto it = std::upper_bound(spans.begin(), spans.end(), address,
+                               [](uint64_t a, const Span& s) { return a < s.begin; });
+    if (it == spans.begin()) return nullptr;
+    --it;
+    return address < it->end ? &*it : nullptr;
+  }
+
+  void decode(Span& span) {
+    span.decoded = true;
+    const CodeSection& section = *span.section;
+    const uint64_t section_end = section.address + section.bytes.size();
+    uint64_t address = span.begin;
+    // As llvm-profgen: decoding may read past the span (an instruction may straddle the next
+    // symbol) but a new instruction starts only before the span's end.
+    while (address < span.end) {
+      const uint8_t* code = section.bytes.data() + (address - section.address);
+      size_t size = section_end - address;
+      uint64_t at = address;
+      if (cs_disasm_iter(handle, &code, &size, &at, insn)) {
+        InstructionKind kind = machine == EM_AARCH64 ? classify_arm64(*insn) : classify_x86(handle, *insn);
+        span.instructions.push_back(Instruction{address, static_cast<uint8_t>(insn->size), kind});
+        address += insn->size;
+      } else {
+        address += machine == EM_AARCH64 ? 4 : 1;  // not code; resynchronize on the next byte
+      }
+    }
+  }
+
+  Span* decoded_span_at(uint64_t address) {
+    Span* span = span_at(address);
+    if (span != nullptr && !span->decoded) decode(*span);
+    return span;
+  }
+};
+
+InstructionMap::InstructionMap(uint16_t machine, std::vector<CodeSection> sections)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->machine = machine;
+  cs_arch arch;
+  cs_mode mode;
+  switch (machine) {
+    case EM_X86_64: arch = CS_ARCH_X86; mode = CS_MODE_64; break;
+    case EM_386: arch = CS_ARCH_X86; mode = CS_MODE_32; break;
+    case EM_AARCH64: arch = CS_ARCH_ARM64; mode = CS_MODE_ARM; break;
+    default:
+      throw std::invalid_argument("no instruction decoder for ELF machine " + std::to_string(machine));
+  }
+  if (cs_open(arch, mode, &impl_->handle) != CS_ERR_OK) {
+    throw std::runtime_error("cannot start the Capstone disassembler");
+  }
+  cs_option(impl_->handle, CS_OPT_DETAIL, CS_OPT_ON);
+  impl_->insn = cs_malloc(impl_->handle);
+  impl_->sections = std::move(sections);
+  for (const CodeSection& section : impl_->sections) {
+    const uint64_t section_end = section.address + section.bytes.size();
+    for (size_t i = 0; i < section.symbol_addresses.size(); ++i) {
+      const uint64_t begin = section.symbol_addresses[i];
+      const uint64_t end = i + 1 < section.symbol_addresses.size() ? section.symbol_addresses[i + 1] : section_end;
+      if (begin < section.address || begin >= end || begin >= section_end) continue;
+      impl_->spans.push_back(Span{begin, end, &section, false, {}});
+    }
+  }
+  std::sort(impl_->spans.begin(), impl_->spans.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+}
+
+InstructionMap::~InstructionMap() = default;
+InstructionMap::InstructionMap(InstructionMap&&) noexcept = default;
+InstructionMap& InstructionMap::operator=(InstructionMap&&) noexcept = default;
+
+const Instruction* InstructionMap::at(uint64_t address) const {
+  Span* span = impl_->decoded_span_at(address);
+  if (span == nullptr) return nullptr;
+  auto it = std::lower_bound(span->instructions.begin(), span->instructions.end(), address,
+                             [](const Instruction& i, uint64_t a) { return i.address < a; });
+  return it != span->instructions.end() && it->address == address ? &*it : nullptr;
+}
+
+void InstructionMap::for_each(uint64_t first, uint64_t last,
+                              const std::function<void(const Instruction&)>& visit) const {
+  if (first > last) return;
+  auto& spans = impl_->spans;
+  auto it = std::upper_bound(spans.begin(), spans.end(), first,
+                             [](uint64_t a, const Span& s) { return a < s.begin; });
+  if (it != spans.begin() && first < std::prev(it)->end) --it;
+  for (; it != spans.end() && it->begin <= last; ++it) {
+    if (!it->decoded) impl_->decode(*it);
+    auto i = std::lower_bound(it->instructions.begin(), it->instructions.end(), first,
+                              [](const Instruction& ins, uint64_t a) { return ins.address < a; });
+    for (; i != it->instructions.end() && i->address <= last; ++i) visit(*i);
+  }
+}
+
+bool InstructionMap::crosses_unconditional_branch(uint64_t begin, uint64_t end) const {
+  if (begin >= end) return false;
+  bool found = false;
+  for_each(begin, end - 1, [&](const Instruction& i) { found = found || i.is_unconditional_branch(); });
+  return found;
+}
+
+size_t InstructionMap::decoded_spans() const {
+  return static_cast<size_t>(std::count_if(impl_->spans.begin(), impl_->spans.end(),
+                                           [](const Span& s) { return s.decoded; }));
+}
+
+}  // namespace profcollect

@@ -1,0 +1,162 @@
+#include "output/sample_profile_builder.h"
+
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "mapper/canonical_name.h"
+
+namespace profcollect {
+
+namespace {
+
+constexpr std::string_view kAmbiguousPrefixes[] = {"__cxx_global_var_init", "__tls_init"};
+
+bool is_ambiguous(std::string_view name) {
+  for (std::string_view prefix : kAmbiguousPrefixes) {
+    if (name.starts_with(prefix)) return true;
+  }
+  return false;
+}
+
+void drop_ambiguous_inlinees(FunctionSamples& samples) {
+  for (auto& [location, callees] : samples.inlinees) {
+    for (auto it = callees.begin(); it != callees.end();) {
+      if (is_ambiguous(it->first)) {
+        it = callees.erase(it);
+      } else {
+        drop_ambiguous_inlinees(it->second);
+        ++it;
+      }
+    }
+  }
+}
+
+LineLocation location_of(const InlineFrame& frame, DiscriminatorEncoding encoding) {
+  return LineLocation{(frame.line - frame.decl_line) & 0xffffu,
+                      base_discriminator(frame.discriminator, encoding)};
+}
+
+FunctionSamples& named(std::map<std::string, FunctionSamples, std::less<>>& map, std::string_view name) {
+  auto it = map.find(name);
+  if (it == map.end()) it = map.emplace(std::string(name), FunctionSamples{}).first;
+  return it->second;
+}
+
+// The profile of the innermost frame, creating the chain, adding `total` to every level
+// (getLeafProfileAndAddTotalSamples).
+FunctionSamples& leaf_profile(SampleProfile& profile, const InlineStack& frames, uint64_t total,
+                              DiscriminatorEncoding encoding) {
+  FunctionSamples* samples = &named(profile, canonical_function_name(frames[0].name));
+  samples->total += total;
+  for (size_t i = 1; i < frames.size(); ++i) {
+    auto& callees = samples->inlinees[location_of(frames[i - 1], encoding)];
+    samples = &named(callees, canonical_function_name(frames[i].name));
+    samples->total += total;
+  }
+  return *samples;
+}
+
+// Boundary changes of the disjoint-range sweep: count and number of ranges open.
+struct Boundary {
+  int64_t count = 0;
+  int64_t open = 0;
+};
+
+}  // namespace
+
+SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
+                                   CountingRule rule, ProfileBuildStats* stats) {
+  ProfileBuildStats local;
+  ProfileBuildStats& st = stats ? *stats : local;
+  const DiscriminatorEncoding encoding = binary.discriminator_encoding();
+  SampleProfile profile;
+
+  // Ranges plus the zero-count ranges of the functions they start in, as boundary deltas.
+  std::map<uint64_t, Boundary> boundaries;
+  auto add_range = [&](uint64_t first, uint64_t last, uint64_t count) {
+    Boundary& begin = boundaries[first];
+    begin.count += static_cast<int64_t>(count);
+    begin.open += 1;
+    if (last == UINT64_MAX) return;
+    Boundary& end = boundaries[last + 1];
+    end.count -= static_cast<int64_t>(count);
+    end.open -= 1;
+  };
+  std::unordered_set<uint32_t> zero_filled;
+  for (const auto& [range, count] : input.ranges) {
+    if (range.first > range.second) continue;
+    add_range(range.first, range.second, count);
+    const FunctionRange* function = binary.function_range(range.first);
+    if (function == nullptr || !zero_filled.insert(function->function).second) continue;
+    for (const AddressRange& r : binary.ranges_of(*function)) add_range(r.begin, r.end - 1, 0);
+  }
+
+  const InstructionMap& code = binary.instructions();
+  auto visit = [&](const Instruction& instruction, uint64_t count) {
+    ++st.instructions;
+    const InlineStack& frames = binary.dwarf().symbolize(instruction.address);
+    if (frames.empty()) {
+      ++st.unsymbolized_instructions;
+      return;
+    }
+    FunctionSamples& leaf = leaf_profile(profile, frames, count * instruction.size, encoding);
+    const InlineFrame& frame = frames.back();
+    BodySample& line = leaf.body[location_of(frame, encoding)];
+    if (rule == CountingRule::IpSamples) {
+      line.count += count;
+    } else {
+      const uint64_t scaled = count * duplication_factor(frame.discriminator, encoding);
+      if (line.count <= scaled) line.count = scaled;
+    }
+  };
+  int64_t count = 0, open = 0;
+  for (auto it = boundaries.begin(); it != boundaries.end(); ++it) {
+    count += it->second.count;
+    open += it->second.open;
+    if (open <= 0) continue;
+    auto next = std::next(it);
+    const uint64_t first = it->first;
+    const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
+    const auto piece_count = static_cast<uint64_t>(count);
+    code.for_each(first, last, [&](const Instruction& instruction) { visit(instruction, piece_count); });
+  }
+
+  for (const auto& [branch, calls] : input.branches) {
+    const std::string_view callee = binary.callee_name(branch.second);
+    if (callee.empty()) continue;
+    ++st.call_branches;
+    if (branch.first != kExternalAddress) {
+      const InlineStack& frames = binary.dwarf().symbolize(branch.first);
+      if (!frames.empty()) {
+        FunctionSamples& leaf = leaf_profile(profile, frames, 0, encoding);
+        BodySample& line = leaf.body[location_of(frames.back(), encoding)];
+        auto target = line.call_targets.find(callee);
+        if (target == line.call_targets.end()) target = line.call_targets.emplace(std::string(callee), 0).first;
+        target->second += calls;
+      }
+    }
+    named(profile, callee).head += calls;
+  }
+
+  // A top-level line is executed at least as often as the calls made from it.
+  for (auto& [name, samples] : profile) {
+    for (auto& [location, line] : samples.body) {
+      uint64_t calls = 0;
+      for (const auto& [callee, n] : line.call_targets) calls += n;
+      if (calls > line.count) line.count = calls;
+    }
+  }
+
+  for (auto it = profile.begin(); it != profile.end();) {
+    if (is_ambiguous(it->first)) {
+      it = profile.erase(it);
+    } else {
+      drop_ambiguous_inlinees(it->second);
+      ++it;
+    }
+  }
+  return profile;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,253 @@
+// Issue 3, acceptance 4, and command mode's exit status: a PID that does not exist; a non-root
+// user at kernel.perf_event_paranoid 2 (set for the test, restored after) whose own command
+// works in user mode while -a and another user's --pid fail naming CAP_PERFMON / CAP_SYS_PTRACE /
+// the sysctl; the target exiting mid-run; a ring-buffer overrun forced with -m 1 that
+// collection.json counts and `profcollect report DIR` shows; `-- sh -c 'exit 3'` exiting 3; and
+// Ctrl-C (SIGINT to the process group) flushing and returning the child's status.
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/live_support.h"
+
+namespace profcollect::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+constexpr const char* kTestUser = "profcollect-test";
+constexpr const char* kParanoid = "/proc/sys/kernel/perf_event_paranoid";
+
+class LiveConditionsTest : public LiveFixtureTest {};
+
+// Sets kernel.perf_event_paranoid for the lifetime of the object, then puts back what it was.
+class ParanoidSetting {
+ public:
+  explicit ParanoidSetting(int value) {
+    std::ifstream in(kParanoid);
+    if (!(in >> saved_)) return;
+    ok_ = write(value);
+  }
+  ~ParanoidSetting() {
+    if (ok_) write(saved_);
+  }
+  ParanoidSetting(const ParanoidSetting&) = delete;
+  ParanoidSetting& operator=(const ParanoidSetting&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  static bool write(int value) {
+    std::ofstream out(kParanoid);
+    out << value << "\n";
+    out.close();
+    return static_cast<bool>(out);
+  }
+  int saved_ = 2;
+  bool ok_ = false;
+};
+
+// The unprivileged test user, created (as a system user without home) when missing.
+std::optional<RunAs> test_user(std::string& error) {
+  if (::getpwnam(kTestUser) == nullptr) {
+    const std::vector<std::string> argv = {"useradd", "--system", "--no-create-home",
+                                           "--shell", "/usr/sbin/nologin", kTestUser};
+    const CommandResult r = run_command(argv);
+    if (r.exit_code != 0) {
+      error = r.describe(argv);
+      return std::nullopt;
+    }
+  }
+  const passwd* pw = ::getpwnam(kTestUser);
+  if (pw == nullptr) {
+    error = std::string("no user ") + kTestUser + " after useradd";
+    return std::nullopt;
+  }
+  return RunAs{pw->pw_uid, pw->pw_gid};
+}
+
+// A pid no process has: a child that has exited and been reaped (pids are not reused at once).
+pid_t vanished_pid() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
+TEST_F(LiveConditionsTest, PidThatDoesNotExistFailsClearly) {
+  TempDir tmp;
+  const std::string pid = std::to_string(vanished_pid());
+  const ProfcollectRun run = run_profcollect({"-o", (tmp / "out").string(), "--pid", pid});
+  EXPECT_NE(run.run.exit_code, 0) << run.describe();
+  EXPECT_NE(run.run.err.find("no process " + pid), std::string::npos) << run.describe();
+  EXPECT_TRUE(profile_dirs(tmp / "out", "").empty()) << "profiles written for a missing process";
+}
+
+TEST_F(LiveConditionsTest, TargetExitingMidRunIsFlushedAndCollectionEndsCleanly) {
+  const fs::path spin = fixture("live_spin");
+  const std::string build_id = readelf_build_id(spin);
+  ASSERT_FALSE(build_id.empty());
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  // Lives 1.5 s; profcollect (default flush interval: 60 s) must notice, flush and end alone.
+  // The binary is named by its build-id, the other --binary form.
+  BackgroundProcess target = start_target(spin, {"a", "1.5"});
+  BackgroundProcess collector = start_profcollect(
+      {"-o", out.string(), "--binary", build_id, "--pid", std::to_string(target.pid())});
+  ASSERT_TRUE(target.wait(10s));
+  const auto status = collector.wait(10s);
+  ASSERT_TRUE(status) << "profcollect still runs after its target exited\n" << collector.describe();
+  EXPECT_EQ(*status, 0) << collector.describe();
+
+  const auto dirs = profile_dirs(out, "live_spin");
+  ASSERT_EQ(dirs.size(), 1u) << collector.describe();
+  EXPECT_EQ(dirs[0].filename().string(), "live_spin-" + build_id);
+  const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
+  ASSERT_TRUE(fdata.valid()) << fdata.error;
+  const auto per = fdata.per_function();
+  EXPECT_GT(per.count("spin_a") ? per.at("spin_a") : 0, 100u) << collector.describe();
+  EXPECT_GT(per.count("shared_work") ? per.at("shared_work") : 0, 100u) << collector.describe();
+  const json meta = read_json_file(dirs[0] / "meta.json");
+  ASSERT_FALSE(meta.is_discarded());
+  EXPECT_GE(meta.at("samples").get<uint64_t>(), fdata.total());
+  EXPECT_FALSE(read_json_file(out / "collection.json").is_discarded());
+}
+
+TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
+  const fs::path spin = fixture("live_spin");
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  // One data page per CPU at 20 kHz over two busy threads: the buffer fills between reads.
+  // (Higher rates also lose the exec's MMAP2 record, leaving nothing to map the samples to.)
+  const ProfcollectRun run = run_profcollect(
+      {"-m", "1", "-F", "20000", "-o", out.string(), "--", spin.string(), "a", "1.5", "2"});
+  ASSERT_EQ(run.run.exit_code, 0) << run.describe();
+  const json collection = read_json_file(out / "collection.json");
+  ASSERT_FALSE(collection.is_discarded()) << run.describe();
+  const uint64_t lost = collection.at("lost").get<uint64_t>();
+  EXPECT_GT(lost, 0u) << "no loss counted with one-page buffers\n" << collection.dump(2);
+  EXPECT_GT(collection.at("lost_records").get<uint64_t>(), 0u) << collection.dump(2);
+  EXPECT_GT(collection.at("samples").get<uint64_t>(), 0u) << collection.dump(2);
+
+  // The report shows the same figure, in JSON and in text.
+  const ProfcollectRun as_json = run_profcollect({"report", out.string(), "--json"});
+  ASSERT_EQ(as_json.run.exit_code, 0) << as_json.describe();
+  const json report = json::parse(as_json.run.out, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << as_json.describe();
+  EXPECT_EQ(report.at("lost").get<uint64_t>(), lost);
+  EXPECT_EQ(report.at("collection"), collection);
+  const ProfcollectRun as_text = run_profcollect({"report", out.string()});
+  ASSERT_EQ(as_text.run.exit_code, 0) << as_text.describe();
+  bool shown = false;
+  for (const auto& line : split_lines(as_text.run.out)) {
+    std::istringstream words(line);
+    std::string label;
+    uint64_t value = 0;
+    if (words >> label >> value && label == "lost" && value == lost) shown = true;
+  }
+  EXPECT_TRUE(shown) << "no 'lost " << lost << "' line in the report:\n" << as_text.run.out;
+}
+
+TEST_F(LiveConditionsTest, CommandModeExitsWithTheCommandsStatus) {
+  TempDir tmp;
+  const ProfcollectRun three = run_profcollect({"-q", "-o", (tmp / "a").string(), "--", "sh", "-c", "exit 3"});
+  EXPECT_EQ(three.run.exit_code, 3) << three.describe();
+  const ProfcollectRun killed =
+      run_profcollect({"-q", "-o", (tmp / "b").string(), "--", "sh", "-c", "kill -TERM $$"});
+  EXPECT_EQ(killed.run.exit_code, 128 + SIGTERM) << killed.describe();
+  const ProfcollectRun missing =
+      run_profcollect({"-q", "-o", (tmp / "c").string(), "--", (tmp / "no-such-program").string()});
+  EXPECT_EQ(missing.run.exit_code, 127) << missing.describe();
+  EXPECT_NE(missing.run.err.find("no-such-program"), std::string::npos) << missing.describe();
+}
+
+TEST_F(LiveConditionsTest, CtrlCFlushesAndReturnsTheChildsStatus) {
+  const fs::path spin = fixture("live_spin");
+  TempDir tmp;
+  // As from a terminal: profcollect and its child in one process group, SIGINT to the group.
+  // Case 1: the child catches SIGINT and exits 42. Case 2: SIGINT kills it (130).
+  for (const auto& [extra, expected] : std::vector<std::pair<std::vector<std::string>, int>>{
+           {{"1", "42"}, 42}, {{}, 128 + SIGINT}}) {
+    const fs::path out = tmp / ("out" + std::to_string(expected));
+    std::vector<std::string> args = {"-o", out.string(), "--", spin.string(), "a", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    BackgroundProcess collector = start_profcollect(args, {.cwd = {}, .own_process_group = true, .run_as = std::nullopt});
+    ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, 10s))
+        << collector.describe();
+    std::this_thread::sleep_for(700ms);  // let samples accumulate; nothing is flushed yet (60 s)
+    EXPECT_TRUE(profile_dirs(out, "live_spin").empty()) << "flushed before the end?";
+    collector.signal_group(SIGINT);
+    const auto status = collector.wait(10s);
+    ASSERT_TRUE(status) << "profcollect did not end after Ctrl-C\n" << collector.describe();
+    EXPECT_EQ(*status, expected) << collector.describe();
+    const auto dirs = profile_dirs(out, "live_spin");
+    ASSERT_EQ(dirs.size(), 1u) << "no final flush after Ctrl-C\n" << collector.describe();
+    const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
+    ASSERT_TRUE(fdata.valid()) << fdata.error;
+    EXPECT_GT(fdata.per_function()["spin_a"], 0u);
+  }
+}
+
+TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to create the test user and set the sysctl";
+  std::string error;
+  const auto user = test_user(error);
+  if (!user) GTEST_SKIP() << "cannot create user " << kTestUser << ": " << error;
+  ParanoidSetting paranoid(2);
+  ASSERT_TRUE(paranoid.ok()) << "cannot set " << kParanoid;
+
+  const fs::path spin = fixture("live_spin");
+  TempDir tmp;
+  // The user needs a directory of its own to write to.
+  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const fs::path home = tmp / "user";
+  fs::create_directory(home);
+  ASSERT_EQ(::chown(home.c_str(), user->uid, user->gid), 0);
+  const BackgroundProcess::Options as_user{.cwd = home, .own_process_group = false, .run_as = user};
+
+  // Its own command: works, user mode only, and says that kernel samples are left out.
+  {
+    BackgroundProcess own = start_profcollect({"-o", (home / "own").string(), "--", spin.string(), "a", "1"}, as_user);
+    const auto status = own.wait(20s);
+    ASSERT_TRUE(status) << own.describe();
+    ASSERT_EQ(*status, 0) << own.describe();
+    EXPECT_TRUE(contains_ignoring_case(own.err(), "kernel samples are left out")) << own.describe();
+    const json collection = read_json_file(home / "own" / "collection.json");
+    ASSERT_FALSE(collection.is_discarded()) << own.describe();
+    EXPECT_TRUE(collection.at("event").get<std::string>().ends_with(":u")) << collection.dump(2);
+    EXPECT_EQ(collection.at("unmapped").at("kernel").get<uint64_t>(), 0u) << "user mode only";
+    const auto dirs = profile_dirs(home / "own", "live_spin");
+    ASSERT_EQ(dirs.size(), 1u) << own.describe();
+    const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
+    ASSERT_TRUE(fdata.valid()) << fdata.error;
+    EXPECT_GT(fdata.per_function()["spin_a"], 0u);
+  }
+  // -a: needs CAP_PERFMON or the sysctl.
+  {
+    BackgroundProcess all = start_profcollect({"-o", (home / "all").string(), "-a", "--duration", "1"}, as_user);
+    const auto status = all.wait(20s);
+    ASSERT_TRUE(status) << all.describe();
+    EXPECT_NE(*status, 0) << all.describe();
+    EXPECT_NE(all.err().find("CAP_PERFMON"), std::string::npos) << all.describe();
+    EXPECT_NE(all.err().find("perf_event_paranoid"), std::string::npos) << all.describe();
+  }
+  // Another user's (root's) process: needs CAP_SYS_PTRACE.
+  {
+    BackgroundProcess root_target = start_target(spin, {"a", "10"});
+    BackgroundProcess other = start_profcollect(
+        {"-o", (home / "other").string(), "--pid", std::to_string(root_target.pid())}, as_user);
+    const auto status = other.wait(20s);
+    ASSERT_TRUE(status) << other.describe();
+    EXPECT_NE(*status, 0) << other.describe();
+    EXPECT_NE(other.err().find("CAP_SYS_PTRACE"), std::string::npos) << other.describe();
+  }
+}
+
+}  // namespace
+}  // namespace profcollect::test

@@ -1,0 +1,377 @@
+#include "tests/integration/live_support.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace profcollect::test {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kToolsMissingStatus = 77;  // make_live_fixtures.sh: "cannot build or sample here"
+
+fs::path script_path() { return source_dir() / "tests" / "fixtures" / "make_live_fixtures.sh"; }
+
+// The stamp is written last by the script; the set is stale when the script or a source it
+// builds is newer.
+bool fixtures_up_to_date(const fs::path& dir) {
+  std::error_code error;
+  const auto stamp_time = fs::last_write_time(dir / "live.stamp", error);
+  if (error) return false;
+  if (fs::last_write_time(script_path()) > stamp_time) return false;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "tests" / "fixtures" / "src")) {
+    const std::string name = entry.path().filename().string();
+    if ((name.starts_with("live_") || name == "hot.c") && entry.last_write_time() > stamp_time)
+      return false;
+  }
+  return true;
+}
+
+FixtureStatus generate() {
+  FixtureStatus status;
+  status.dir = binary_dir() / "fixtures" / "live";
+  fs::create_directories(status.dir);
+  // Another test process may be generating right now: wait for it, then look again.
+  const int lock = ::open((status.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    status.message = "cannot lock " + (status.dir / ".lock").string();
+    if (lock >= 0) ::close(lock);
+    return status;
+  }
+  if (fixtures_up_to_date(status.dir)) {
+    status.state = FixtureState::ready;
+  } else {
+    const std::vector<std::string> argv = {"sh", script_path().string(), status.dir.string()};
+    const CommandResult run = run_command(argv, {.cwd = status.dir, .timeout = std::chrono::seconds(300)});
+    if (run.exit_code == 0) {
+      status.state = FixtureState::ready;
+    } else {
+      status.state = run.exit_code == kToolsMissingStatus ? FixtureState::tools_missing : FixtureState::failed;
+      status.message = run.describe(argv);
+    }
+  }
+  ::flock(lock, LOCK_UN);
+  ::close(lock);
+  return status;
+}
+
+std::optional<uint64_t> parse_number(std::string_view text, int base) {
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+std::string file_or_empty(const fs::path& path) {
+  try {
+    return read_file(path);
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
+}  // namespace
+
+const FixtureStatus& live_fixtures() {
+  static std::once_flag once;
+  static FixtureStatus status;
+  std::call_once(once, [] { status = generate(); });
+  return status;
+}
+
+void LiveFixtureTest::SetUp() {
+  const FixtureStatus& status = live_fixtures();
+  if (status.state == FixtureState::tools_missing)
+    GTEST_SKIP() << "live fixtures cannot be made here: " << status.message;
+  ASSERT_EQ(status.state, FixtureState::ready) << "make_live_fixtures.sh failed: " << status.message;
+}
+
+fs::path LiveFixtureTest::fixture(const std::string& name) {
+  return fs::weakly_canonical(live_fixtures().dir / name);
+}
+
+BackgroundProcess BackgroundProcess::start(const std::vector<std::string>& argv, const Options& options) {
+  BackgroundProcess p;
+  p.argv_ = argv;
+  p.own_group_ = options.own_process_group;
+  std::string pattern = fs::temp_directory_path() / "profcollect-bg-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  p.log_dir_ = pattern;
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  const std::string out_path = p.log_dir_ / "stdout", err_path = p.log_dir_ / "stderr";
+  const std::string cwd = options.cwd.string();
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    if (options.own_process_group) ::setpgid(0, 0);
+    const int in = ::open("/dev/null", O_RDONLY);
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (in < 0 || out < 0 || err < 0) ::_exit(126);
+    ::dup2(in, 0);
+    ::dup2(out, 1);
+    ::dup2(err, 2);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
+    if (options.run_as) {
+      const gid_t groups[1] = {options.run_as->gid};
+      if (::setgroups(1, groups) != 0 || ::setresgid(options.run_as->gid, options.run_as->gid,
+                                                      options.run_as->gid) != 0 ||
+          ::setresuid(options.run_as->uid, options.run_as->uid, options.run_as->uid) != 0)
+        ::_exit(126);
+    }
+    // The test runner may block or ignore signals; the program under test must not inherit that.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);
+    ::execvp(args[0], args.data());
+    ::_exit(127);
+  }
+  // Set it from this side too, so a signal to the group cannot come before the child's setpgid.
+  if (options.own_process_group) ::setpgid(pid, pid);
+  p.pid_ = pid;
+  return p;
+}
+
+BackgroundProcess::BackgroundProcess(BackgroundProcess&& other) noexcept
+    : pid_(other.pid_), own_group_(other.own_group_), exit_code_(other.exit_code_),
+      argv_(std::move(other.argv_)), log_dir_(std::move(other.log_dir_)) {
+  other.pid_ = -1;
+  other.log_dir_.clear();
+}
+
+BackgroundProcess::~BackgroundProcess() {
+  if (pid_ > 0 && !exit_code_) {
+    if (own_group_) ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  if (!log_dir_.empty()) {
+    std::error_code ignored;
+    fs::remove_all(log_dir_, ignored);
+  }
+}
+
+std::optional<int> BackgroundProcess::wait(std::chrono::milliseconds timeout) {
+  if (exit_code_ || pid_ <= 0) return exit_code_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      return exit_code_;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void BackgroundProcess::signal(int sig) const {
+  if (pid_ > 0 && !exit_code_) ::kill(pid_, sig);
+}
+
+void BackgroundProcess::signal_group(int sig) const {
+  if (pid_ > 0 && own_group_) ::kill(-pid_, sig);
+}
+
+std::string BackgroundProcess::out() const { return file_or_empty(log_dir_ / "stdout"); }
+std::string BackgroundProcess::err() const { return file_or_empty(log_dir_ / "stderr"); }
+
+std::string BackgroundProcess::describe() const {
+  std::ostringstream text;
+  text << "`" << command_line(argv_) << "` ";
+  if (exit_code_)
+    text << "exited " << *exit_code_;
+  else
+    text << "still running";
+  text << "\nstdout: " << out().substr(0, 2000) << "\nstderr: " << err().substr(0, 4000);
+  return text.str();
+}
+
+BackgroundProcess start_target(const fs::path& exe, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {exe.string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  BackgroundProcess p = BackgroundProcess::start(argv);
+  const std::string link = "/proc/" + std::to_string(p.pid()) + "/exe";
+  const bool started = wait_until([&] {
+    std::error_code ec;
+    return fs::read_symlink(link, ec) == exe;
+  }, std::chrono::seconds(5));
+  EXPECT_TRUE(started) << exe << " did not start";
+  return p;
+}
+
+BackgroundProcess start_profcollect(const std::vector<std::string>& args,
+                                    const BackgroundProcess::Options& options) {
+  std::vector<std::string> argv = {profcollect_exe().string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return BackgroundProcess::start(argv, options);
+}
+
+bool wait_until(const std::function<bool()>& predicate, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (predicate()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+bool has_perf_event_fd(pid_t pid) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+    std::error_code link_error;
+    if (fs::read_symlink(entry.path(), link_error).string() == "anon_inode:[perf_event]") return true;
+  }
+  return false;
+}
+
+uint64_t StrictFdata::total() const {
+  uint64_t t = 0;
+  for (const auto& [site, count] : counts) t += count;
+  return t;
+}
+
+std::map<std::string, uint64_t> StrictFdata::per_function() const {
+  std::map<std::string, uint64_t> out;
+  for (const auto& [site, count] : counts) out[site.first] += count;
+  return out;
+}
+
+StrictFdata read_fdata_strictly(const fs::path& path) {
+  StrictFdata f;
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception& e) {
+    f.error = e.what();
+    return f;
+  }
+  if (text.empty() || text.back() != '\n') {
+    f.error = path.string() + ": empty or not ending in a newline (cut short?)";
+    return f;
+  }
+  const auto lines = split_lines(text);
+  std::istringstream header(lines.at(0));
+  std::string word;
+  header >> word;
+  if (word != "no_lbr") {
+    f.error = path.string() + ": first line is not a no_lbr header: " + lines[0];
+    return f;
+  }
+  while (header >> word) {
+    if (word.back() != ':') {
+      f.error = path.string() + ": header event without its colon: " + lines[0];
+      return f;
+    }
+    f.events.push_back(word);
+  }
+  if (f.events.empty()) f.error = path.string() + ": header names no event";
+  for (size_t i = 1; i < lines.size() && f.valid(); ++i) {
+    std::istringstream in(lines[i]);
+    std::vector<std::string> fields;
+    while (in >> word) fields.push_back(word);
+    std::optional<uint64_t> offset, count;
+    if (fields.size() == 4 && fields[0] == "1") {
+      offset = parse_number(fields[2], 16);
+      count = parse_number(fields[3], 10);
+    }
+    if (!offset || !count || *count == 0) {
+      f.error = path.string() + ": line " + std::to_string(i + 1) + " malformed: " + lines[i];
+      break;
+    }
+    if (!f.counts.emplace(std::make_pair(fields[1], *offset), *count).second) {
+      f.error = path.string() + ": line " + std::to_string(i + 1) + " repeats a site: " + lines[i];
+    }
+  }
+  return f;
+}
+
+nlohmann::json read_json_file(const fs::path& path) {
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const std::exception&) {
+    return nlohmann::json::value_t::discarded;
+  }
+  return nlohmann::json::parse(text, nullptr, false);
+}
+
+std::vector<fs::path> profile_dirs(const fs::path& out, const std::string& basename) {
+  std::vector<fs::path> dirs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(out, ec)) {
+    if (entry.is_directory() && entry.path().filename().string().starts_with(basename + "-"))
+      dirs.push_back(entry.path());
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+CommandResult perf_record(const fs::path& data, const std::vector<std::string>& record_args,
+                          unsigned frequency) {
+  std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-e", "cpu-clock", "-F",
+                                   std::to_string(frequency), "-o", data.string()};
+  argv.insert(argv.end(), record_args.begin(), record_args.end());
+  CommandResult r = run_command(argv, {.cwd = {}, .timeout = std::chrono::seconds(60)});
+  if (r.exit_code != 0) r.err = r.describe(argv);
+  return r;
+}
+
+std::optional<PerfFunctionShares> perf_function_shares(const fs::path& data, const fs::path& binary,
+                                                       std::string& error) {
+  const auto samples = perf_script_samples(data, error);
+  if (!samples) return std::nullopt;
+  const std::string path = fs::weakly_canonical(binary).string();
+  PerfFunctionShares shares;
+  for (const auto& s : *samples) {
+    ++shares.total;
+    if (s.dso != path) continue;
+    ++shares.in_binary;
+    ++shares.per_function[s.symbol];
+  }
+  return shares;
+}
+
+std::string readelf_build_id(const fs::path& binary) {
+  const std::vector<std::string> argv = {"readelf", "-n", binary.string()};
+  const CommandResult r = run_command(argv);
+  static const std::regex build_id(R"(Build ID: ([0-9a-f]+))");
+  std::smatch match;
+  if (r.exit_code != 0 || !std::regex_search(r.out, match, build_id)) return {};
+  return match[1].str();
+}
+
+std::string share_table(const std::map<std::string, uint64_t>& ours, uint64_t our_total,
+                        const std::map<std::string, uint64_t>& theirs, uint64_t their_total) {
+  std::map<std::string, std::pair<double, double>> rows;
+  for (const auto& [name, n] : ours) rows[name].first = points(n, our_total);
+  for (const auto& [name, n] : theirs) rows[name].second = points(n, their_total);
+  std::ostringstream text;
+  text.precision(2);
+  text << std::fixed;
+  for (const auto& [name, row] : rows)
+    text << "  " << (name.empty() ? "[unknown]" : name) << ": ours " << row.first << "% vs "
+         << row.second << "%\n";
+  return text.str();
+}
+
+}  // namespace profcollect::test

@@ -1,0 +1,78 @@
+// InstructionMap and BranchStackCounter on a few hand-assembled x86-64 instructions.
+#include "mapper/instruction_map.h"
+#include "output/branch_stack_counter.h"
+
+#include <elf.h>
+#include <gtest/gtest.h>
+
+namespace profcollect {
+namespace {
+
+// 0x1000 push rbp | 0x1001 nop | 0x1002 call +0 | 0x1007 je +2 | 0x1009 jmp +0 | 0x100b jmp rax
+// | 0x100d ret | 0x100e nop
+const uint8_t kCode[] = {0x55, 0x90, 0xe8, 0, 0, 0, 0, 0x74, 0x02, 0xeb, 0x00, 0xff, 0xe0, 0xc3, 0x90};
+
+InstructionMap make_map(std::vector<uint64_t> symbols) {
+  std::vector<CodeSection> sections;
+  sections.push_back(CodeSection{0x1000, std::span<const uint8_t>(kCode, sizeof kCode), std::move(symbols)});
+  return InstructionMap(EM_X86_64, std::move(sections));
+}
+
+TEST(InstructionMap, SweepsFromEachSymbolAndKnowsBranchKinds) {
+  const InstructionMap map = make_map({0x1001});
+  EXPECT_FALSE(map.is_code(0x1000)) << "bytes before the section's first symbol are not code";
+  ASSERT_TRUE(map.is_code(0x1001));
+  EXPECT_EQ(map.at(0x1002)->size, 5);
+  EXPECT_EQ(map.at(0x1002)->kind, InstructionKind::Call);
+  EXPECT_FALSE(map.is_code(0x1003));
+  EXPECT_EQ(map.at(0x1007)->kind, InstructionKind::Other);
+  EXPECT_EQ(map.at(0x1009)->kind, InstructionKind::UnconditionalJump);
+  EXPECT_EQ(map.at(0x100b)->kind, InstructionKind::Other) << "indirect jumps are not 'unconditional'";
+  EXPECT_EQ(map.at(0x100d)->kind, InstructionKind::Return);
+  std::vector<uint64_t> starts;
+  map.for_each(0x1002, 0x100b, [&](const Instruction& i) { starts.push_back(i.address); });
+  EXPECT_EQ(starts, (std::vector<uint64_t>{0x1002, 0x1007, 0x1009, 0x100b}));
+}
+
+TEST(InstructionMap, ASymbolInsideAnInstructionStartsANewSweep) {
+  const InstructionMap map = make_map({0x1001, 0x1004});
+  EXPECT_TRUE(map.is_code(0x1002)) << "the call still starts before the next symbol";
+  EXPECT_TRUE(map.is_code(0x1004));
+  EXPECT_FALSE(map.is_code(0x1007)) << "the sweep from 0x1004 decodes other instructions";
+}
+
+TEST(InstructionMap, UnconditionalBranchesInsideARange) {
+  const InstructionMap map = make_map({0x1000});
+  EXPECT_FALSE(map.crosses_unconditional_branch(0x1000, 0x1002)) << "the range's last instruction may branch";
+  EXPECT_TRUE(map.crosses_unconditional_branch(0x1000, 0x1007));  // the call
+  EXPECT_FALSE(map.crosses_unconditional_branch(0x1007, 0x1009));
+  EXPECT_FALSE(map.crosses_unconditional_branch(0x100b, 0x100d)) << "jmp rax does not count";
+  EXPECT_FALSE(map.crosses_unconditional_branch(0x1009, 0x1009));
+}
+
+TEST(BranchStackCounter, RangesBetweenConsecutiveEntriesAndEveryTakenBranch) {
+  const InstructionMap map = make_map({0x1000});
+  BranchStackCounter counter(map);
+  // Newest first: je 0x1007 -> 0x100b; from outside -> 0x1000 (the range 0x1000..0x1007 holds the
+  // call: invalid); entry external at both ends (dropped before pairing).
+  const BranchEnds stack[] = {{0x1007, 0x100b}, {0x5000, 0x6000}, {0x7000, 0x1009}};
+  counter.add(stack, 2);
+  const RangeProfile& p = counter.profile();
+  EXPECT_EQ(p.branches.at({0x1007, 0x100b}), 2u);
+  EXPECT_EQ(p.branches.at({kExternalAddress, 0x1009}), 2u) << "outside sources keep their target";
+  EXPECT_EQ(p.branches.size(), 2u);
+  // 0x1009..0x1007 is backwards: no range.
+  EXPECT_TRUE(p.ranges.empty());
+  EXPECT_EQ(counter.stats().external_entries, 1u);
+  EXPECT_EQ(counter.stats().invalid_ranges, 1u);
+
+  const BranchEnds forward[] = {{0x1007, 0x100b}, {0x100d, 0x1000}};
+  counter.add(forward);
+  EXPECT_EQ(counter.profile().ranges.size(), 0u) << "0x1000..0x1007 crosses the call";
+  const BranchEnds fine[] = {{0x100d, 0x1000}, {0x1007, 0x100b}};
+  counter.add(fine);
+  EXPECT_EQ(counter.profile().ranges.at({0x100b, 0x100d}), 1u);
+}
+
+}  // namespace
+}  // namespace profcollect
