@@ -9,7 +9,8 @@
 //   section holds the symbol `__llvm_fs_discriminator__`.
 //
 // Symbols come from the binary's .symtab, or, for a stripped binary, from its debug file's.
-// The answers match llvm-profgen given the unstripped binary.
+// The answers match llvm-profgen given the unstripped binary. Instructions and inline chains are
+// decoded lazily and cached inside, so one AutofdoBinary serves one thread at a time.
 #pragma once
 
 #include <cstdint>

@@ -257,7 +257,7 @@ void DwarfSymbolizer::scan_units() {
             [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
 }
 
-const DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
+DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
   auto it = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), address,
                              [](uint64_t a, const UnitRange& r) { return a < r.begin; });
   // Unit ranges rarely overlap; look back a little for one that holds the address.
@@ -276,7 +276,7 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
 
 InlineStack DwarfSymbolizer::compute(uint64_t address) const {
   InlineStack stack;
-  Unit* unit = const_cast<Unit*>(unit_for(address));
+  Unit* unit = unit_for(address);
   if (unit == nullptr) return stack;
   const Unit::Subroutine* leaf = unit->subroutine_at(address);
   if (leaf == nullptr) return stack;

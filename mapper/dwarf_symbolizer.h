@@ -68,7 +68,7 @@ class DwarfSymbolizer {
   };
 
   void scan_units();
-  const Unit* unit_for(uint64_t address) const;
+  Unit* unit_for(uint64_t address) const;
   InlineStack compute(uint64_t address) const;
 
   std::unique_ptr<DwarfFile> file_;

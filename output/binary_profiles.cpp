@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "mapper/binary_matcher.h"
+#include "output/autofdo_writer.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
 
@@ -124,6 +125,25 @@ void BinaryProfiles::flush(ProfileStore& store) {
     s.first_sample_ns = b.first_ns;
     s.last_sample_ns = b.last_ns;
     s.event = event_name_;
+    s.ips = b.ips;
+    if (!b.debug_tried) {
+      // AutoFDO needs DWARF; a binary without it still gets its BOLT profile (said once).
+      b.debug_tried = true;
+      try {
+        AutofdoBinaryOptions ao;
+        ao.debug_dirs = symbol_options_.debug_dirs;
+        b.debug = AutofdoBinary::open(b.opened.elf, ao);
+      } catch (const std::exception& e) {
+        warnings_.push_back(std::string("no AutoFDO profile for ") + b.opened.identity.path + ": " + e.what());
+      }
+    }
+    if (b.debug) {
+      const AutofdoBinary* debug = b.debug.get();
+      s.render_extra = [debug](const IpProfile& cumulative) {
+        return std::vector<std::pair<std::string, std::string>>{
+            {"autofdo.prof", write_autofdo_from_ips(cumulative, *debug)}};
+      };
+    }
     store.write_binary(s);
   }
 }

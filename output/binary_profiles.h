@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "mapper/autofdo_binary.h"
 #include "mapper/elf_binary.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
@@ -63,6 +64,8 @@ class BinaryProfiles {
     OpenedBinary opened;
     ExecSegmentMap segments;
     std::optional<SymbolTable> symbols;  // loaded at the first flush
+    std::unique_ptr<AutofdoBinary> debug;  // loaded at the first flush; null without debug info
+    bool debug_tried = false;
     IpProfile ips;
     uint64_t samples = 0;
     uint64_t first_ns = 0, last_ns = 0;

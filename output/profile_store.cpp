@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -80,6 +81,21 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
   Base base;
   std::string fdata_path = subdir + "/bolt.fdata", meta_path = subdir + "/meta.json";
   std::string text;
+  if (read_file(subdir + "/samples.ip", text)) {
+    std::istringstream in(text);
+    std::string addr, count;
+    while (in >> addr >> count) {
+      char* e1 = nullptr;
+      char* e2 = nullptr;
+      uint64_t a = std::strtoull(addr.c_str(), &e1, 16), c = std::strtoull(count.c_str(), &e2, 10);
+      if (*e1 || *e2) {
+        warnings_.push_back(subdir + "/samples.ip: unreadable line; AutoFDO profiles restart from this run");
+        base.ips = IpProfile();
+        break;
+      }
+      base.ips.add(a, c);
+    }
+  }
   if (read_file(fdata_path, text)) {
     std::string error;
     if (auto parsed = parse_no_lbr_fdata(text, &error)) {
@@ -116,6 +132,23 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first)) first = s.first_sample_ns;
 
   write_file_atomically(subdir + "/bolt.fdata", format_no_lbr_fdata(merged));
+  IpProfile ips = base.ips;
+  ips.merge(s.ips);
+  std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
+  std::sort(sorted.begin(), sorted.end());
+  std::string ip_text;
+  char buf[48];
+  for (const auto& [a, c] : sorted) {
+    std::snprintf(buf, sizeof buf, "%llx %llu\n", static_cast<unsigned long long>(a),
+                  static_cast<unsigned long long>(c));
+    ip_text += buf;
+  }
+  write_file_atomically(subdir + "/samples.ip", ip_text);
+  if (s.render_extra) {
+    for (const auto& [name, content] : s.render_extra(ips)) {
+      write_file_atomically(subdir + "/" + name, content);
+    }
+  }
   nlohmann::ordered_json meta;
   meta["path"] = s.identity.path;
   meta["build_id"] = s.identity.build_id.to_hex();

@@ -4,6 +4,9 @@
 //   DIR/collection.json                      the whole collection: event, rate, samples, losses
 //   DIR/<basename>-<build-id>/bolt.fdata     BOLT no_lbr profile of that binary
 //   DIR/<basename>-<build-id>/meta.json      path, build_id, samples, first/last_sample_ns, event
+//   DIR/<basename>-<build-id>/autofdo.prof   LLVM sample profile, when the binary has debug info
+//   DIR/<basename>-<build-id>/samples.ip     the counts per ELF address ("<hex vaddr> <count>"),
+//                                            from which profiles are remade as runs add up
 //   DIR/<basename>-nobuildid-<hash>/...      a binary without build-id; the hash (FNV-1a, 16 hex
 //                                            digits) is of its path, device, inode and mtime
 //
@@ -18,6 +21,11 @@
 
 #include "mapper/build_id.h"
 #include "output/fdata_reader.h"
+#include "output/ip_profile.h"
+
+#include <functional>
+#include <utility>
+#include <vector>
 
 namespace profcollect {
 
@@ -38,6 +46,10 @@ struct BinaryProfileSnapshot {
   uint64_t samples = 0;
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
   std::string event;
+  IpProfile ips;  // this run's samples per address
+  // Makes further files (name, content) from the cumulative per-address counts (earlier runs'
+  // plus this run's); written before meta.json.
+  std::function<std::vector<std::pair<std::string, std::string>>(const IpProfile&)> render_extra;
 };
 
 class ProfileStore {
@@ -57,6 +69,7 @@ class ProfileStore {
  private:
   struct Base {
     NoLbrFdata fdata;
+    IpProfile ips;
     uint64_t samples = 0;
     uint64_t first_sample_ns = 0;
   };

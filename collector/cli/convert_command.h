@@ -8,8 +8,14 @@
 
 namespace profcollect {
 
+// What convert writes. One format: -o names the file. Several: -o names a directory that receives
+// bolt.fdata, autofdo.prof, autofdo.unsym and meta.json.
+enum class OutputFormat { Bolt, Autofdo, Unsymbolized };
+
 struct ConvertOptions {
-  std::string perf_data = "perf.data";
+  std::string perf_data;
+  std::string perf_script;  // --perf-script: `perf script -F ip,brstack --show-mmap-events` text
+  std::vector<OutputFormat> formats = {OutputFormat::Bolt};
   std::string output;
   std::string binary;
   bool no_lbr = false;  // -nl; IP samples are all this version reads, so it changes nothing yet
@@ -21,5 +27,8 @@ struct ConvertOptions {
 
 // Returns the exit code; throws CliError for user-facing failures.
 int run_convert(const ConvertOptions& options);
+
+// "bolt,autofdo" -> formats; throws CliError (usage) for an unknown name.
+std::vector<OutputFormat> parse_formats(const std::string& list);
 
 }  // namespace profcollect

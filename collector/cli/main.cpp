@@ -78,9 +78,16 @@ int main(int argc, char** argv) {
   auto* c = app.add_subcommand(
       "convert", "Convert a perf.data into a BOLT profile for BINARY (perf2bolt's job).");
   c->add_option("-p,--perfdata", convert.perf_data, "perf.data to read (a file, a `perf record "
-                "--threads` directory, or - for a pipe)")
+                "--threads` directory, or - for a pipe)");
+  c->add_option("--perf-script", convert.perf_script,
+                "read `perf script -F ip,brstack --show-mmap-events` text instead of a perf.data");
+  std::string format_list = "bolt";
+  c->add_option("--format", format_list,
+                "bolt, autofdo, unsymbolized, or several joined by commas (then -o is a directory)")
+      ->capture_default_str();
+  c->add_option("-o,--output", convert.output,
+                "profile to write (replaced atomically); a directory when several formats")
       ->required();
-  c->add_option("-o,--output", convert.output, "profile to write (replaced atomically)")->required();
   c->add_flag("--nl", convert.no_lbr, "IP samples only (BOLT no_lbr); also spelled -nl");
   c->add_option("--pid", convert.pid, "only samples of this process");
   c->add_flag("--ignore-build-id", convert.ignore_build_id,
@@ -127,7 +134,10 @@ int main(int argc, char** argv) {
   }
 
   try {
-    if (*c) return run_convert(convert);
+    if (*c) {
+      convert.formats = parse_formats(format_list);
+      return run_convert(convert);
+    }
     if (*r) return run_report(report);
     if (!pid_list.empty()) {
       std::stringstream ss(pid_list);

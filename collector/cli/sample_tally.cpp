@@ -38,6 +38,8 @@ void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOpt
   if (target) resolver.emplace(processes, *target->matcher, *target->segments);
 
   Record record;
+  std::vector<BranchEnds> stack;  // reused: no allocation per sample once it has grown
+  stack.reserve(64);
   uint64_t n = 0;
   auto last_progress = std::chrono::steady_clock::now();
   while (source.next(record)) {
@@ -62,6 +64,19 @@ void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOpt
         ResolvedAddress r = resolver->resolve(s->pid, s->ip, s->cpumode);
         tally.outcomes.add(r.outcome);
         if (r.outcome == SampleOutcome::Mapped) tally.target_ips.add(r.vaddr);
+        if (target->branches && s->has_branch_stack && !s->branches.empty()) {
+          // Kernel entries are kept out of user profiles: they resolve as external.
+          stack.clear();
+          for (const BranchEntry& e : s->branches) {
+            BranchEnds ends;
+            ResolvedAddress from = resolver->resolve(s->pid, e.from, CpuMode::User);
+            ResolvedAddress to = resolver->resolve(s->pid, e.to, CpuMode::User);
+            if (from.outcome == SampleOutcome::Mapped) ends.source = from.vaddr;
+            if (to.outcome == SampleOutcome::Mapped) ends.target = to.vaddr;
+            stack.push_back(ends);
+          }
+          target->branches->add(stack);
+        }
       }
     } else if (auto* l = std::get_if<LostRecord>(&record)) {
       tally.lost += l->lost;

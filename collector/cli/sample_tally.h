@@ -17,6 +17,7 @@
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
 #include "mapper/sample_outcome.h"
+#include "output/branch_stack_counter.h"
 #include "output/ip_profile.h"
 
 namespace profcollect {
@@ -24,6 +25,9 @@ namespace profcollect {
 struct TallyTarget {
   BinaryMatcher* matcher = nullptr;
   const ExecSegmentMap* segments = nullptr;
+  // When set, the branch stacks of samples are resolved into the binary's addresses and counted
+  // as ranges and branches (for AutoFDO from branch samples).
+  BranchStackCounter* branches = nullptr;
 };
 
 struct SampleTally {

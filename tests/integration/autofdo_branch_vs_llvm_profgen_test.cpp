@@ -107,33 +107,72 @@ std::string entry(uint64_t from, uint64_t to, bool from_binary = true) {
   return "0x" + hex(from_binary ? kLoadBase + from : from) + "/0x" + hex(kLoadBase + to) + "/P/-/-/0 ";
 }
 
-// The perf script text: the MMAP2 line of the executable segment, then samples whose branch
-// stacks (newest first) are windows of the real execution.
-std::string make_perf_script(const fs::path& binary, const Flow& f) {
+// One sample: its IP and branch entries, newest first.
+struct ScriptSample {
+  uint64_t ip = 0;
+  std::string entries;
+};
+
+// The perf script text: the MMAP2 line of the executable segment, then the samples.
+std::string make_perf_script(const fs::path& binary, const std::vector<ScriptSample>& samples) {
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary.string());
   const LoadSegment* text = nullptr;
   for (const LoadSegment& s : elf->load_segments()) {
     if (s.executable()) text = &s;
   }
   EXPECT_NE(text, nullptr);
+  if (text == nullptr) return "";
   const uint64_t page = text->vaddr & ~uint64_t{0xfff};
   const uint64_t length = ((text->vaddr + text->memsz + 0xfff) & ~uint64_t{0xfff}) - page;
   std::string out = "PERF_RECORD_MMAP2 4242/4242: [0x" + hex(kLoadBase + page) + "(0x" + hex(length) +
                     ") @ 0x" + hex(text->offset & ~uint64_t{0xfff}) + " fe:00 1234 0]: r-xp " +
                     binary.string() + "\n";
-  auto sample = [&](uint64_t ip, const std::string& stack) {
-    out += "    " + hex(kLoadBase + ip) + " " + stack + "\n";
-  };
+  for (const ScriptSample& sample : samples) out += "    " + hex(kLoadBase + sample.ip) + " " + sample.entries + "\n";
+  return out;
+}
+
+// Windows of the branchy run: loop's body calls leaf, leaf returns, the back edge jumps back;
+// main's call into loop, and one from outside the binary.
+std::vector<ScriptSample> branchy_samples(const Flow& f) {
   const std::string call = entry(f.loop_call, f.leaf_entry);
   const std::string ret = entry(f.leaf_ret, f.return_address);
   const std::string back = entry(f.back_edge, f.body);
+  std::vector<ScriptSample> samples;
   for (int i = 0; i < 3; ++i) {
-    sample(f.leaf_entry, call + back + ret + call + back + ret + call);
-    sample(f.return_address, ret + call + back + ret + call);
+    samples.push_back({f.leaf_entry, call + back + ret + call + back + ret + call});
+    samples.push_back({f.return_address, ret + call + back + ret + call});
   }
-  sample(f.leaf_entry, call + entry(f.main_call, f.loop_entry));
-  sample(f.leaf_entry, call + entry(kOutside, f.loop_entry, false));
-  return out;
+  samples.push_back({f.leaf_entry, call + entry(f.main_call, f.loop_entry)});
+  samples.push_back({f.leaf_entry, call + entry(kOutside, f.loop_entry, false)});
+  return samples;
+}
+
+// Samples spinning in every loop of the functions named: each loop's back edge taken over and
+// over, so the ranges cover the loops' bodies (vectorized and unrolled ones included).
+std::vector<ScriptSample> loop_samples(const Disassembly& d, const std::vector<std::string>& functions) {
+  std::vector<ScriptSample> samples;
+  for (const std::string& name : functions) {
+    const uint64_t start = d.starts.at(name);
+    for (const auto& ins : d.functions.at(name)) {
+      if (!ins.mnemonic.starts_with("j") || ins.mnemonic.starts_with("jmp")) continue;
+      const uint64_t target = std::stoull(ins.operands, nullptr, 16);
+      if (target >= ins.address || target < start) continue;
+      // Only loops whose body runs straight from the target to the back edge.
+      bool straight = true;
+      for (const auto& other : d.functions.at(name)) {
+        if (other.address >= target && other.address < ins.address &&
+            (other.mnemonic.starts_with("jmp") || other.mnemonic.starts_with("call") ||
+             other.mnemonic.starts_with("ret"))) {
+          straight = false;
+        }
+      }
+      if (!straight) continue;
+      std::string entries;
+      for (int i = 0; i < 8; ++i) entries += entry(ins.address, target);
+      for (int weight = 0; weight < 5; ++weight) samples.push_back({target, entries});
+    }
+  }
+  return samples;
 }
 
 class AutofdoBranchTest : public AutofdoFixtureTest {
@@ -151,11 +190,11 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
     ASSERT_LT(flow_.body, flow_.loop_call) << "the call must lie between the back edge's target and the back edge";
     ASSERT_LT(flow_.loop_call, flow_.back_edge);
     script_ = dir_ / "branches.perfscript";
-    write_file(script_, make_perf_script(binary_, flow_));
+    write_file(script_, make_perf_script(binary_, branchy_samples(flow_)));
   }
 
   // Our side: the text through PerfScriptReader and the resolver into ranges and branches.
-  RangeProfile our_ranges(const AutofdoBinary& binary) {
+  RangeProfile our_ranges(const AutofdoBinary& binary, size_t expected_samples = 8) {
     std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary_.string());
     std::unique_ptr<PerfScriptReader> reader = PerfScriptReader::open(script_.string());
     BinaryMatcher matcher(binary_.string(), elf->build_id(), false,
@@ -181,7 +220,7 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
         processes.update(record);
       }
     }
-    EXPECT_EQ(reader->stats().samples, 8u);
+    EXPECT_EQ(reader->stats().samples, expected_samples);
     EXPECT_EQ(counter.stats().invalid_ranges, 0u);
     return counter.take();
   }
@@ -202,6 +241,41 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
   fs::path binary_, script_;
   Flow flow_;
 };
+
+// The vectorized and unrolled loops of the vec fixture: the line counts are the MAX over a
+// line's instructions of count x duplication factor.
+class AutofdoLoopBranchTest : public AutofdoBranchTest {
+ protected:
+  void SetUp() override {
+    AutofdoFixtureTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (!have_executable("llvm-objdump-19")) GTEST_SKIP() << "llvm-objdump-19 is not installed";
+    binary_ = fixture("vec");
+    samples_ = loop_samples(disassemble(binary_), {"_Z5saxpyfPKfPfi", "_Z3dotPKfS0_i", "_Z9histogramPKfi"});
+    ASSERT_GE(samples_.size(), 15u) << "expected several loops";
+    script_ = dir_ / "loops.perfscript";
+    write_file(script_, make_perf_script(binary_, samples_));
+  }
+  std::vector<ScriptSample> samples_;
+};
+
+TEST_F(AutofdoLoopBranchTest, ProfileEqualsLlvmProfgen) {
+  std::unique_ptr<AutofdoBinary> binary = open_binary();
+  const RangeProfile ranges = our_ranges(*binary, samples_.size());
+  // Some counted instruction must carry a duplication factor, or the MAX x factor rule is idle.
+  bool duplicated = false;
+  for (const auto& [range, count] : ranges.ranges) {
+    binary->instructions().for_each(range.first, range.second, [&](const Instruction& i) {
+      const InlineStack& frames = binary->dwarf().symbolize(i.address);
+      if (!frames.empty() && duplication_factor(frames.back().discriminator, binary->discriminator_encoding()) > 1) {
+        duplicated = true;
+      }
+    });
+  }
+  EXPECT_TRUE(duplicated);
+  const std::string ours = write_autofdo_from_ranges(ranges, *binary);
+  EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), reference()));
+}
 
 TEST_F(AutofdoBranchTest, ProfileEqualsLlvmProfgen) {
   std::unique_ptr<AutofdoBinary> binary = open_binary();

@@ -28,7 +28,8 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Variant {
-  std::string name;       // test name and recording (<name>.data)
+  std::string name;       // test name
+  std::string recording;  // <recording>.data
   std::string recorded;   // the binary that ran
   std::string judged;     // the binary llvm-profgen reads
   std::vector<std::string> debug_dirs;  // fixture directories searched for debug files
@@ -39,14 +40,15 @@ void PrintTo(const Variant& v, std::ostream* os) { *os << v.name; }
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> all = {
-      {"hot_dwarf5", "hot_dwarf5", "hot_dwarf5", {}, "_Z3hoti"},
-      {"hot_dwarf4", "hot_dwarf4", "hot_dwarf4", {}, "_Z3hoti"},
-      {"hot_fs", "hot_fs", "hot_fs", {}, "_Z3hoti"},
-      {"hot_cet", "hot_cet", "hot_cet", {}, "_Z3hoti"},
-      {"hot_gcc", "hot_gcc", "hot_gcc", {}, "_Z3hoti"},
-      {"vec", "vec", "vec", {}, "_Z9histogramPKfi"},
-      {"split", "split/hot_split", "ref/hot_split", {"debug"}, "_Z3hoti"},
-      {"dwo", "dwo/hot_dwo", "dwo/hot_dwo", {}, "_Z3hoti"},
+      {"hot_dwarf5", "hot_dwarf5", "hot_dwarf5", "hot_dwarf5", {}, "_Z3hoti"},
+      {"hot_dwarf4", "hot_dwarf4", "hot_dwarf4", "hot_dwarf4", {}, "_Z3hoti"},
+      {"hot_fs", "hot_fs", "hot_fs", "hot_fs", {}, "_Z3hoti"},
+      {"hot_cet", "hot_cet", "hot_cet", "hot_cet", {}, "_Z3hoti"},
+      {"hot_gcc", "hot_gcc", "hot_gcc", "hot_gcc", {}, "_Z3hoti"},
+      {"vec", "vec", "vec", "vec", {}, "_Z9histogramPKfi"},
+      {"split", "split", "split/hot_split", "ref/hot_split", {"debug"}, "_Z3hoti"},
+      {"debuglink", "split", "link/hot_split", "ref/hot_split", {}, "_Z3hoti"},
+      {"dwo", "dwo", "dwo/hot_dwo", "dwo/hot_dwo", {}, "_Z3hoti"},
   };
   return all;
 }
@@ -61,13 +63,13 @@ class AutofdoIpTest : public AutofdoFixtureTest, public ::testing::WithParamInte
   }
 
   IpProfile samples() const {
-    return read_ip_profile(fixture(GetParam().name + ".data"), fixture(GetParam().recorded));
+    return read_ip_profile(fixture(GetParam().recording + ".data"), fixture(GetParam().recorded));
   }
 
   // llvm-profgen-19 --leading-ip-only on the recording, normalized.
   std::string reference() {
     const fs::path script = dir_ / "ip.perfscript";
-    write_file(script, ip_perf_script(fixture(GetParam().name + ".data")));
+    write_file(script, ip_perf_script(fixture(GetParam().recording + ".data")));
     const std::string profile = run_llvm_profgen(
         {"--perfscript=" + script.string(), "--binary=" + fixture(GetParam().judged).string(), "--leading-ip-only"},
         dir_.path());
@@ -156,6 +158,16 @@ TEST_F(AutofdoFixtureClaims, FlowSensitiveBinaryHasDiscriminatorsLibdwRejects) {
     if (!frames.empty() && frames.back().discriminator >= (1u << 24)) wide = true;
   }
   EXPECT_TRUE(wide) << "no sampled discriminator above 24 bits";
+}
+
+TEST_F(AutofdoFixtureClaims, DebuglinkBinaryFindsItsDebugFileByDebuglink) {
+  std::shared_ptr<const ElfBinary> elf = ElfBinary::open(fixture("link/hot_split").string());
+  EXPECT_FALSE(has_dwarf(*elf));
+  EXPECT_EQ(elf->debuglink(), "hot_split.debug");
+  AutofdoBinaryOptions options;
+  options.debug_dirs.clear();
+  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(elf, options);
+  EXPECT_EQ(binary->dwarf().file().source(), DwarfSource::DebuglinkFile);
 }
 
 TEST_F(AutofdoFixtureClaims, SplitBinaryIsStrippedAndItsDebugFileIsFoundByBuildId) {
