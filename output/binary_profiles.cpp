@@ -5,6 +5,8 @@
 #include "mapper/binary_matcher.h"
 #include "output/autofdo_writer.h"
 #include "output/fdata_writer.h"
+#include "output/range_profile.h"
+#include "output/unsymbolized_writer.h"
 #include "output/function_profile.h"
 
 namespace profcollect {
@@ -137,12 +139,24 @@ void BinaryProfiles::flush(ProfileStore& store) {
         warnings_.push_back(std::string("no AutoFDO profile for ") + b.opened.identity.path + ": " + e.what());
       }
     }
-    if (b.debug) {
-      const AutofdoBinary* debug = b.debug.get();
-      s.render_extra = [debug](const IpProfile& cumulative) {
-        return std::vector<std::pair<std::string, std::string>>{
-            {"autofdo.prof", write_autofdo_from_ips(cumulative, *debug)}};
+    const AutofdoBinary* debug = b.debug.get();
+    const ElfBinary* elf = b.opened.elf.get();
+    const bool unsym = write_unsymbolized_;
+    if (debug || unsym) {
+      s.render_extra = [debug, elf, unsym](const IpProfile& cumulative) {
+        std::vector<std::pair<std::string, std::string>> files;
+        if (debug) files.emplace_back("autofdo.prof", write_autofdo_from_ips(cumulative, *debug));
+        if (unsym) {
+          // Needs no debug info here: symbolized later where the debug info is.
+          files.emplace_back("autofdo.unsym",
+                             write_unsymbolized_profile(ranges_from_ips(cumulative), elf->preferred_base()));
+        }
+        return files;
       };
+    }
+    if (unsym) {
+      s.extra_meta["unsymbolized"] = unsymbolized_kind_name(UnsymbolizedKind::IpSamples);
+      s.extra_meta["unsymbolized_profgen_flags"] = unsymbolized_profgen_flags(UnsymbolizedKind::IpSamples);
     }
     store.write_binary(s);
   }

@@ -46,6 +46,9 @@ class BinaryProfiles {
   BinaryProfiles(BinarySelection selection, Opener opener, std::string event_name,
                  SymbolSearchOptions symbol_options = {});
 
+  // Also write autofdo.unsym (llvm-profgen's unsymbolized profile) per binary.
+  void set_write_unsymbolized(bool on) { write_unsymbolized_ = on; }
+
   // Resolves and counts one sample. time_ns is Unix-epoch nanoseconds (0 if unknown).
   SampleOutcome add_sample(uint32_t pid, uint64_t addr, CpuMode mode, uint64_t time_ns,
                            const ProcessTable& processes);
@@ -82,6 +85,7 @@ class BinaryProfiles {
   std::vector<Binary> binaries_;
   OutcomeCounts outcomes_;
   std::vector<std::string> warnings_;
+  bool write_unsymbolized_ = false;
 };
 
 }  // namespace profcollect

@@ -156,6 +156,7 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta["first_sample_ns"] = first;
   meta["last_sample_ns"] = s.last_sample_ns;
   meta["event"] = s.event;
+  for (const auto& [k, v] : s.extra_meta.items()) meta[k] = v;
   write_file_atomically(subdir + "/meta.json", meta.dump(2) + "\n");
 }
 

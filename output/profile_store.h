@@ -50,6 +50,7 @@ struct BinaryProfileSnapshot {
   // Makes further files (name, content) from the cumulative per-address counts (earlier runs'
   // plus this run's); written before meta.json.
   std::function<std::vector<std::pair<std::string, std::string>>(const IpProfile&)> render_extra;
+  nlohmann::ordered_json extra_meta = nlohmann::ordered_json::object();  // added to meta.json
 };
 
 class ProfileStore {

@@ -148,6 +148,7 @@ int Collection::run() {
   store_ = std::make_unique<ProfileStore>(o_.output_dir);  // an unwritable DIR fails before anything runs
   profiles_ = std::make_unique<BinaryProfiles>(make_selection(o_, command_path), open_mapped_binary,
                                                selection_.name);
+  profiles_->set_write_unsymbolized(o_.unsymbolized);
 
   if (target.kind == TargetKind::Command) {
     child_.emplace(o_.command);  // forked, waiting for go()

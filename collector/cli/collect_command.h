@@ -24,6 +24,7 @@ struct CollectOptions {
   std::vector<std::string> binaries;  // --binary PATH|BUILD-ID
   std::vector<std::string> debug_dirs;
   bool quiet = false;
+  bool unsymbolized = false;  // also write autofdo.unsym per binary
 };
 
 // Returns the exit code: 0, or the child's status in command mode. Throws for errors before

@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
   app.add_option("--binary", collect.binaries,
                  "profile only this binary (path as mapped, or build-id); repeatable");
   app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info");
+  app.add_flag("--unsymbolized", collect.unsymbolized,
+               "also write autofdo.unsym (llvm-profgen's unsymbolized profile) per binary");
   app.add_flag("-q,--quiet", collect.quiet, "print nothing but errors");
 
   ConvertOptions convert;

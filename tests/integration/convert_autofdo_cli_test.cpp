@@ -84,11 +84,11 @@ TEST_F(ConvertAutofdoCli, NoDebugInfoStillWritesBoltAndNamesTheBuildId) {
   EXPECT_NE(r.err.find("/usr/lib/debug"), std::string::npos) << r.err;
 }
 
-TEST_F(ConvertAutofdoCli, LiveCollectionWritesAnAutofdoProfileLlvmProfdataAccepts) {
+TEST_F(ConvertAutofdoCli, LiveCollectionWritesAutofdoAndUnsymbolizedProfilesThatAgree) {
   TempDir dir;
   fs::path out = dir / "out";
-  std::vector<std::string> argv = {profcollect_exe().string(), "-q", "-o", out.string(), "--",
-                                   fixture("hot_dwarf5").string()};
+  std::vector<std::string> argv = {profcollect_exe().string(), "-q", "--unsymbolized", "-o",
+                                   out.string(), "--", fixture("hot_dwarf5").string()};
   auto r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
   fs::path prof;
@@ -99,7 +99,18 @@ TEST_F(ConvertAutofdoCli, LiveCollectionWritesAnAutofdoProfileLlvmProfdataAccept
   auto m = run_command({"llvm-profdata-19", "merge", "--sample", "--extbinary", prof.string(), "-o",
                         (dir / "x.afdo").string()});
   EXPECT_EQ(m.exit_code, 0) << m.err;
-  EXPECT_FALSE(normalize_profile(read_file(prof), dir.path()).empty());
+  std::string ours = normalize_profile(read_file(prof), dir.path());
+  EXPECT_FALSE(ours.empty());
+  // The unsymbolized file of the same samples, symbolized by llvm-profgen, gives our profile.
+  fs::path unsym = prof.parent_path() / "autofdo.unsym";
+  ASSERT_TRUE(fs::exists(unsym));
+  EXPECT_NE(read_file(prof.parent_path() / "meta.json").find("ip-samples"), std::string::npos);
+  std::string theirs = normalize_profile(
+      run_llvm_profgen({"--unsymbolized-profile=" + unsym.string(),
+                        "--binary=" + fixture("hot_dwarf5").string(), "--leading-ip-only"},
+                       dir.path()),
+      dir.path());
+  EXPECT_EQ(profile_difference(ours, theirs), "");
 }
 
 }  // namespace
