@@ -1,8 +1,10 @@
 // Which event samples, at what rate, and the perf_event_attr that asks the kernel for it.
 //
-// `-e auto` takes hardware cycles where a PMU exists and cpu-clock where not (virtual machines),
-// deciding by a trial perf_event_open; the branch-stack engines will come first in `auto` later
-// (SamplingEngine is the seam). Kernel samples are left out when this process may not take
+// `-e auto` takes branch stacks first (Intel LBR, AMD LbrExtV2, Arm BRBE on cycles; else AMD BRS
+// on raw 0xc4 with a fixed period), then hardware cycles, then cpu-clock (virtual machines),
+// each found through sysfs and /proc/cpuinfo (CpuCapabilities) and confirmed by a trial
+// perf_event_open; engine_note says which was taken and why. `-e lbr` and `-e brs` ask for one
+// branch engine and fail with what was probed when the CPU lacks it. Kernel samples are left out when this process may not take
 // them (perf_event_paranoid >= 2 without CAP_PERFMON), as perf's `:u` does.
 //
 // make_sampling_attr() is pure: every field comes from its arguments, so tests check the attr
@@ -20,14 +22,28 @@
 #include <string_view>
 
 #include "collector/collection_target.h"
+#include "collector/cpu_capabilities.h"
 #include "collector/perf_permissions.h"
 
 namespace profcollect {
 
-enum class EventRequest { Auto, Cycles, CpuClock };
+enum class EventRequest { Auto, Cycles, CpuClock, Lbr, Brs };
 
-// What actually samples. Branch-stack engines (LBR, BRBE, BRS, SPE) join here.
-enum class SamplingEngine { Cycles, CpuClock };
+// What actually samples.
+//   BranchStack  hardware cycles with a branch stack: Intel LBR / Arch LBR, AMD LbrExtV2, Arm BRBE
+//   Brs          AMD Zen3 BRS: raw event 0xc4 (retired taken branches) with a 16-entry branch
+//                stack; the kernel takes it only with a fixed period above 16, never freq
+// SPE would join here.
+enum class SamplingEngine { Cycles, CpuClock, BranchStack, Brs };
+
+// AMD BRS's raw event: RETIRED_TAKEN_BRANCH_INSTRUCTIONS (sysfs alias `branch-brs`).
+inline constexpr uint64_t kAmdBrsRawEvent = 0xc4;
+// BRS's period when -c is not given: a prime, so sampling does not fall in step with a loop.
+inline constexpr uint64_t kDefaultBrsPeriod = 100003;
+// The kernel refuses a BRS period not above the 16 entries of the stack.
+inline constexpr uint64_t kBrsMinimumPeriod = 17;
+
+bool records_branch_stack(SamplingEngine engine);
 
 // perf record's default frequency.
 inline constexpr uint64_t kDefaultFrequencyHz = 4000;
@@ -49,7 +65,7 @@ class EventSelectionError : public std::runtime_error {
   explicit EventSelectionError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// "auto", "cycles", "cpu-clock"; throws EventSelectionError for anything else.
+// "auto", "cycles", "cpu-clock", "lbr", "brs"; throws EventSelectionError for anything else.
 EventRequest parse_event_request(std::string_view name);
 
 // The trial open: 0 when the kernel accepts the attr, else its errno.
@@ -61,12 +77,14 @@ struct SelectionContext {
   PerfPermissions permissions;
   uint64_t max_sample_rate = 100000;  // kernel.perf_event_max_sample_rate
   PerfOpenProbe probe = probe_perf_event_open;
+  CpuCapabilities cpu;  // default: nothing probed, no branch hardware
 
   static SelectionContext of_this_process();
 };
 
 struct EventSelection {
   SamplingEngine engine = SamplingEngine::CpuClock;
+  BranchHardware branch_hardware = BranchHardware::None;  // what records the branch stack
   SamplingRate rate;
   bool include_kernel = false;
   std::string name;          // as perf names it: "cycles", "cpu-clock:u"
@@ -80,11 +98,13 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
 
 // The sampling attr for a selection and target:
 //   type/config      the engine; freq + sample_freq, or sample_period
-//   sample_type      IP|TID|TIME|CPU|PERIOD|IDENTIFIER (IDENTIFIER: first word of every sample
+//   sample_type      IP|TID|TIME|CPU|PERIOD|IDENTIFIER, + BRANCH_STACK for branch engines
+//                    (IDENTIFIER: first word of every sample
 //                    and last of every trailer, so records are attributed without parsing)
 //   side-band        mmap, mmap2, comm, comm_exec, task, sample_id_all, build_id (`with_build_id`;
 //                    Linux 5.12+), mmap_data = 0 (executable mappings only)
 //   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest
+//   branches         branch_sample_type ANY|USER[|KERNEL] for branch engines (perf's -j any,u[,k])
 //   start            disabled; inherit unless system-wide (new threads and children follow);
 //                    enable_on_exec in command mode
 perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind target,

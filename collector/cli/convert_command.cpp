@@ -18,7 +18,10 @@
 #include "output/range_profile.h"
 #include "output/unsymbolized_writer.h"
 #include "output/atomic_file.h"
+#include "mapper/bolt_block_map.h"
+#include "output/fdata_branch_writer.h"
 #include "output/fdata_writer.h"
+#include "output/preagg_writer.h"
 #include "output/function_profile.h"
 
 namespace profcollect {
@@ -58,12 +61,14 @@ std::vector<OutputFormat> parse_formats(const std::string& list) {
     OutputFormat f;
     if (name == "bolt") {
       f = OutputFormat::Bolt;
+    } else if (name == "preagg") {
+      f = OutputFormat::Preagg;
     } else if (name == "autofdo") {
       f = OutputFormat::Autofdo;
     } else if (name == "unsymbolized") {
       f = OutputFormat::Unsymbolized;
     } else {
-      throw CliError("--format: unknown format '" + name + "' (bolt, autofdo, unsymbolized)", 2);
+      throw CliError("--format: unknown format '" + name + "' (bolt, preagg, autofdo, unsymbolized)", 2);
     }
     if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
   }
@@ -103,7 +108,8 @@ int run_convert(const ConvertOptions& o) {
   }
   // Made before any work so that an unwritable destination fails at once; each is removed
   // unless its profile is complete.
-  std::unique_ptr<AtomicFileWriter> bolt_out, autofdo_out, unsym_out, meta_out;
+  std::unique_ptr<AtomicFileWriter> bolt_out, preagg_out, autofdo_out, unsym_out, meta_out;
+  if (wants(o, OutputFormat::Preagg)) preagg_out = std::make_unique<AtomicFileWriter>(output_path(o, "bolt.preagg"));
   if (wants(o, OutputFormat::Bolt)) bolt_out = std::make_unique<AtomicFileWriter>(output_path(o, "bolt.fdata"));
   if (wants(o, OutputFormat::Autofdo)) autofdo_out = std::make_unique<AtomicFileWriter>(output_path(o, "autofdo.prof"));
   if (wants(o, OutputFormat::Unsymbolized)) unsym_out = std::make_unique<AtomicFileWriter>(output_path(o, "autofdo.unsym"));
@@ -134,6 +140,8 @@ int run_convert(const ConvertOptions& o) {
                         recorded_build_ids(*source));
   std::optional<BranchStackCounter> branches;
   if (debug) branches.emplace(debug->instructions());
+  std::optional<BranchProfile> bolt_branches;
+  if ((bolt_out && !o.no_lbr) || preagg_out) bolt_branches.emplace();
   ProcessTable processes;
   SampleTally tally;
   TallyOptions topt;
@@ -141,7 +149,8 @@ int run_convert(const ConvertOptions& o) {
   topt.progress = make_progress_reporter("reading " + input, o.quiet);
   try {
     tally_samples(*source, processes, topt,
-                  TallyTarget{&matcher, &target.segments, branches ? &*branches : nullptr}, tally);
+                  TallyTarget{&matcher, &target.segments, branches ? &*branches : nullptr,
+                              bolt_branches ? &*bolt_branches : nullptr}, tally);
   } catch (...) {
     finish_progress();
     throw;
@@ -174,9 +183,21 @@ int run_convert(const ConvertOptions& o) {
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {
     if (tally.per_attr[i]) events.push_back(source->session().attrs[i].name);
   }
+  const bool has_stacks = bolt_branches && bolt_branches->stats().stacks > 0;
   if (bolt_out) {
-    bolt_out->write(FdataWriter::no_lbr(fp, events));
+    if (has_stacks && !o.no_lbr) {
+      BoltBlockMap blocks(*target.elf);
+      FdataBranchWriter writer(target.symbols, blocks);
+      bolt_out->write(writer.write(*bolt_branches));
+    } else {
+      bolt_out->write(FdataWriter::no_lbr(fp, events));
+    }
     bolt_out->commit();
+  }
+  if (preagg_out) {
+    if (!has_stacks) throw CliError(input + ": has no branch stacks: --format preagg needs branch samples");
+    preagg_out->write(PreaggWriter::write(*bolt_branches));
+    preagg_out->commit();
   }
   // Branch stacks, when the input has them, are what AutoFDO wants; else the IP samples.
   const bool from_branches = branches && branches->stats().stacks > 0;

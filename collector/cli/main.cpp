@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   std::string pid_list;
   app.add_option("--pid", pid_list, "processes to profile (all their threads and children)");
   app.add_flag("-a,--all-cpus", collect.system_wide, "profile every process");
-  app.add_option("-e,--event", collect.event, "auto, cycles or cpu-clock")->capture_default_str();
+  app.add_option("-e,--event", collect.event, "auto, lbr, brs, cycles or cpu-clock")->capture_default_str();
   app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)");
   app.add_option("-c,--count", collect.period, "events per sample, instead of -F");
   app.add_option("-m,--mmap-pages", collect.mmap_pages,
@@ -85,12 +85,13 @@ int main(int argc, char** argv) {
                 "read `perf script -F ip,brstack --show-mmap-events` text instead of a perf.data");
   std::string format_list = "bolt";
   c->add_option("--format", format_list,
-                "bolt, autofdo, unsymbolized, or several joined by commas (then -o is a directory)")
+                "bolt, preagg, autofdo, unsymbolized, or several joined by commas (then -o is a directory)")
       ->capture_default_str();
   c->add_option("-o,--output", convert.output,
                 "profile to write (replaced atomically); a directory when several formats")
       ->required();
-  c->add_flag("--nl", convert.no_lbr, "IP samples only (BOLT no_lbr); also spelled -nl");
+  c->add_flag("--nl", convert.no_lbr,
+              "BOLT no_lbr profile from IP samples even when the input has branch stacks; also -nl");
   c->add_option("--pid", convert.pid, "only samples of this process");
   c->add_flag("--ignore-build-id", convert.ignore_build_id,
               "use samples of a file of BINARY's name even if its build-id differs");

@@ -40,6 +40,8 @@ void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOpt
   Record record;
   std::vector<BranchEnds> stack;  // reused: no allocation per sample once it has grown
   stack.reserve(64);
+  std::vector<BranchStackEntry> bolt_stack;
+  bolt_stack.reserve(64);
   uint64_t n = 0;
   auto last_progress = std::chrono::steady_clock::now();
   while (source.next(record)) {
@@ -64,18 +66,28 @@ void tally_samples(RecordSource& source, ProcessTable& processes, const TallyOpt
         ResolvedAddress r = resolver->resolve(s->pid, s->ip, s->cpumode);
         tally.outcomes.add(r.outcome);
         if (r.outcome == SampleOutcome::Mapped) tally.target_ips.add(r.vaddr);
-        if (target->branches && s->has_branch_stack && !s->branches.empty()) {
+        if ((target->branches || target->bolt_branches) && s->has_branch_stack && !s->branches.empty()) {
           // Kernel entries are kept out of user profiles: they resolve as external.
           stack.clear();
+          bolt_stack.clear();
           for (const BranchEntry& e : s->branches) {
             BranchEnds ends;
+            BranchStackEntry bolt;
             ResolvedAddress from = resolver->resolve(s->pid, e.from, CpuMode::User);
             ResolvedAddress to = resolver->resolve(s->pid, e.to, CpuMode::User);
-            if (from.outcome == SampleOutcome::Mapped) ends.source = from.vaddr;
-            if (to.outcome == SampleOutcome::Mapped) ends.target = to.vaddr;
+            bolt.from_inside = from.outcome == SampleOutcome::Mapped;
+            bolt.to_inside = to.outcome == SampleOutcome::Mapped;
+            // perf2bolt 19 writes every end outside the binary as address 0 ("0 [unknown] 0").
+            bolt.from = bolt.from_inside ? from.vaddr : 0;
+            bolt.to = bolt.to_inside ? to.vaddr : 0;
+            bolt.mispredicted = e.mispredicted();
+            if (bolt.from_inside) ends.source = from.vaddr;
+            if (bolt.to_inside) ends.target = to.vaddr;
             stack.push_back(ends);
+            bolt_stack.push_back(bolt);
           }
-          target->branches->add(stack);
+          if (target->branches) target->branches->add(stack);
+          if (target->bolt_branches) target->bolt_branches->add_stack(bolt_stack);
         }
       }
     } else if (auto* l = std::get_if<LostRecord>(&record)) {

@@ -17,6 +17,7 @@
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
 #include "mapper/sample_outcome.h"
+#include "output/branch_profile.h"
 #include "output/branch_stack_counter.h"
 #include "output/ip_profile.h"
 
@@ -28,6 +29,8 @@ struct TallyTarget {
   // When set, the branch stacks of samples are resolved into the binary's addresses and counted
   // as ranges and branches (for AutoFDO from branch samples).
   BranchStackCounter* branches = nullptr;
+  // When set, the same stacks are counted as BOLT counts them (taken branches, fall-throughs).
+  BranchProfile* bolt_branches = nullptr;
 };
 
 struct SampleTally {

@@ -59,6 +59,14 @@ Fields perf_style(const perf_event_attr& a) {
     std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(a.config));
     f["config"] = hex;
   }
+  auto put_hex = [&f](const char* name, uint64_t v) {
+    if (!v) return;
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%#llx", static_cast<unsigned long long>(v));
+    f[name] = hex;
+  };
+  put_hex("{ bp_addr, config1 }", a.config1);
+  put_hex("{ bp_len, config2 }", a.config2);
   put("{ sample_period, sample_freq }", a.sample_period);
   if (a.sample_type)
     f["sample_type"] = bits(a.sample_type, {{PERF_SAMPLE_IP, "IP"}, {PERF_SAMPLE_TID, "TID"},
@@ -114,7 +122,21 @@ Fields perf_style(const perf_event_attr& a) {
   put("remove_on_exec", a.remove_on_exec);
   put("sigtrap", a.sigtrap);
   put("{ wakeup_events, wakeup_watermark }", a.wakeup_events);
-  put("branch_sample_type", a.branch_sample_type);
+  if (a.branch_sample_type)
+    f["branch_sample_type"] =
+        bits(a.branch_sample_type,
+             {{PERF_SAMPLE_BRANCH_USER, "USER"}, {PERF_SAMPLE_BRANCH_KERNEL, "KERNEL"},
+              {PERF_SAMPLE_BRANCH_HV, "HV"}, {PERF_SAMPLE_BRANCH_ANY, "ANY"},
+              {PERF_SAMPLE_BRANCH_ANY_CALL, "ANY_CALL"},
+              {PERF_SAMPLE_BRANCH_ANY_RETURN, "ANY_RETURN"},
+              {PERF_SAMPLE_BRANCH_IND_CALL, "IND_CALL"}, {PERF_SAMPLE_BRANCH_ABORT_TX, "ABORT_TX"},
+              {PERF_SAMPLE_BRANCH_IN_TX, "IN_TX"}, {PERF_SAMPLE_BRANCH_NO_TX, "NO_TX"},
+              {PERF_SAMPLE_BRANCH_COND, "COND"}, {PERF_SAMPLE_BRANCH_CALL_STACK, "CALL_STACK"},
+              {PERF_SAMPLE_BRANCH_IND_JUMP, "IND_JUMP"}, {PERF_SAMPLE_BRANCH_CALL, "CALL"},
+              {PERF_SAMPLE_BRANCH_NO_FLAGS, "NO_FLAGS"},
+              {PERF_SAMPLE_BRANCH_NO_CYCLES, "NO_CYCLES"},
+              {PERF_SAMPLE_BRANCH_TYPE_SAVE, "TYPE_SAVE"},
+              {PERF_SAMPLE_BRANCH_HW_INDEX, "HW_INDEX"}});
   return f;
 }
 
@@ -186,6 +208,17 @@ Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& 
   return parse_first_attr(r.err);
 }
 
+// For events this machine lacks (no PMU here): perf prints the attr it asks for, then fails to
+// open it, so only the printed attr is taken.
+Fields perf_attr_printed_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-o", (dir / "perf.data").string()};
+  argv.insert(argv.end(), event_args.begin(), event_args.end());
+  argv.insert(argv.end(), {"--", "true"});
+  const Fields f = parse_first_attr(test::run_command(argv).err);
+  EXPECT_FALSE(f.empty()) << test::command_line(argv) << " printed no perf_event_attr";
+  return f;
+}
+
 class EventAttrVsPerf : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -233,6 +266,97 @@ TEST_F(EventAttrVsPerf, SystemWideSamplingEvent) {
   compare(perf_attr_for({"-a", "-e", "cpu-clock", "-F", "999"}, dir_),
           perf_style(make_sampling_attr(s, TargetKind::SystemWide)),
           {"inherit", "mmap", "mmap2", "comm", "comm_exec", "task"});
+}
+
+// ---- Branch-stack engines, one CPU kind at a time --------------------------------------------
+// The selection runs as on that CPU (its capabilities, a trial open that succeeds); perf is asked
+// for the same thing by hand: `-j any,u[,k]` on cycles for LBR / LbrExtV2 / BRBE, and raw 0xc4
+// with a period for AMD BRS. A request with kernel samples uses perf's unmodified event, a
+// user-only one its `:u`.
+
+CpuCapabilities branch_cpu(BranchHardware stack, bool brs) {
+  CpuCapabilities c;
+  c.pmu = "cpu";
+  c.branch_stack = stack;
+  c.brs = brs;
+  return c;
+}
+
+EventSelection select_as_on(const CpuCapabilities& cpu, EventOptions o, bool include_kernel) {
+  SelectionContext ctx;
+  ctx.permissions = include_kernel ? PerfPermissions::from(2, uint64_t{1} << kCapPerfmon, 0)
+                                   : PerfPermissions::from(2, 0, 1000);
+  ctx.max_sample_rate = 100000;
+  ctx.cpu = cpu;
+  ctx.probe = [](const perf_event_attr&) { return 0; };
+  return select_event(o, ctx);
+}
+
+struct BranchCase {
+  const char* cpu_kind;
+  BranchHardware stack;
+  bool brs;
+};
+
+TEST_F(EventAttrVsPerf, BranchStackOnCyclesForEachCpuKind) {
+  for (const BranchCase& c : {BranchCase{"Intel LBR", BranchHardware::IntelLbr, false},
+                              BranchCase{"Intel Arch LBR", BranchHardware::IntelArchLbr, false},
+                              BranchCase{"AMD Zen4 LbrExtV2", BranchHardware::AmdLbrV2, false},
+                              BranchCase{"Arm BRBE", BranchHardware::ArmBrbe, false}}) {
+    for (bool kernel : {true, false}) {
+      SCOPED_TRACE(std::string(c.cpu_kind) + (kernel ? ", with kernel" : ", user only"));
+      EventOptions o;
+      o.event = EventRequest::Lbr;
+      const EventSelection s = select_as_on(branch_cpu(c.stack, c.brs), o, kernel);
+      ASSERT_EQ(s.engine, SamplingEngine::BranchStack);
+      const Fields perf = kernel ? perf_attr_printed_for({"-e", "cycles", "-j", "any,u,k"}, dir_)
+                                 : perf_attr_printed_for({"-e", "cycles:u", "-j", "any,u"}, dir_);
+      ASSERT_NE(perf.find("branch_sample_type"), perf.end());
+      compare(perf, perf_style(make_sampling_attr(s, TargetKind::Command)), {});
+      // `auto` takes the same event on this CPU.
+      EXPECT_EQ(select_as_on(branch_cpu(c.stack, c.brs), {}, kernel).engine,
+                SamplingEngine::BranchStack);
+    }
+  }
+}
+
+TEST_F(EventAttrVsPerf, BranchStackOnCyclesWithAPeriod) {
+  EventOptions o;
+  o.event = EventRequest::Lbr;
+  o.period = 500009;
+  const EventSelection s = select_as_on(branch_cpu(BranchHardware::IntelLbr, false), o, false);
+  compare(perf_attr_printed_for({"-e", "cycles:u", "-c", "500009", "-j", "any,u"}, dir_),
+          perf_style(make_sampling_attr(s, TargetKind::Command)), {"PERIOD"});
+}
+
+TEST_F(EventAttrVsPerf, AmdZen3BrsForEachPrivilege) {
+  for (bool kernel : {true, false}) {
+    SCOPED_TRACE(kernel ? "with kernel" : "user only");
+    EventOptions o;
+    o.event = EventRequest::Brs;  // the default period
+    const EventSelection s = select_as_on(branch_cpu(BranchHardware::None, true), o, kernel);
+    ASSERT_EQ(s.engine, SamplingEngine::Brs);
+    const std::string period = std::to_string(kDefaultBrsPeriod);
+    const Fields perf =
+        kernel ? perf_attr_printed_for({"-e", "r0c4", "-c", period, "-j", "any,u,k"}, dir_)
+               : perf_attr_printed_for({"-e", "r0c4:u", "-c", period, "-j", "any,u"}, dir_);
+    ASSERT_EQ(perf.count("freq"), 0u);
+    // perf leaves PERIOD out with a fixed period (see CommandModeUserOnlyByPeriod).
+    compare(perf, perf_style(make_sampling_attr(s, TargetKind::Command)), {"PERIOD"});
+    // `auto` on Zen3 takes BRS too, with the same attr.
+    const EventSelection a = select_as_on(branch_cpu(BranchHardware::None, true), {}, kernel);
+    ASSERT_EQ(a.engine, SamplingEngine::Brs);
+    compare(perf, perf_style(make_sampling_attr(a, TargetKind::Command)), {"PERIOD"});
+  }
+}
+
+TEST_F(EventAttrVsPerf, AmdZen3BrsWithAChosenPeriod) {
+  EventOptions o;
+  o.event = EventRequest::Brs;
+  o.period = 20011;
+  const EventSelection s = select_as_on(branch_cpu(BranchHardware::None, true), o, false);
+  compare(perf_attr_printed_for({"-e", "r0c4:u", "-c", "20011", "-j", "any,u"}, dir_),
+          perf_style(make_sampling_attr(s, TargetKind::Command)), {"PERIOD"});
 }
 
 }  // namespace

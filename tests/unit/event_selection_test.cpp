@@ -35,6 +35,8 @@ TEST(EventSelection, ParsesTheThreeEventNames) {
   EXPECT_EQ(parse_event_request("auto"), EventRequest::Auto);
   EXPECT_EQ(parse_event_request("cycles"), EventRequest::Cycles);
   EXPECT_EQ(parse_event_request("cpu-clock"), EventRequest::CpuClock);
+  EXPECT_EQ(parse_event_request("lbr"), EventRequest::Lbr);
+  EXPECT_EQ(parse_event_request("brs"), EventRequest::Brs);
   EXPECT_THROW(parse_event_request("instructions"), EventSelectionError);
   EXPECT_THROW(parse_event_request(""), EventSelectionError);
 }
@@ -43,7 +45,7 @@ TEST(EventSelection, AutoTakesCpuClockWhenThereIsNoPmuAndSaysWhy) {
   ProbeLog log;
   EventSelection s = select_event({}, context(unprivileged(), ENOENT, &log));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
-  EXPECT_EQ(s.engine_note, "no hardware PMU (cycles: ENOENT), sampling cpu-clock");
+  EXPECT_EQ(s.engine_note, "no hardware PMU (cycles: ENOENT): falling back to IP sampling on cpu-clock");
   ASSERT_EQ(log.asked.size(), 1u);
   // The trial asks for what would be sampled: hardware cycles, user mode only here.
   EXPECT_EQ(log.asked[0].type, uint32_t{PERF_TYPE_HARDWARE});
@@ -64,7 +66,7 @@ TEST(EventSelection, AutoTakesCyclesWhenThePmuOpens) {
 TEST(EventSelection, AutoNamesARefusalThatIsNotAMissingPmu) {
   EventSelection s = select_event({}, context(unprivileged(), EACCES));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
-  EXPECT_EQ(s.engine_note, "cycles not usable (cycles: EACCES), sampling cpu-clock");
+  EXPECT_EQ(s.engine_note, "cycles not usable (cycles: EACCES): falling back to IP sampling on cpu-clock");
 }
 
 TEST(EventSelection, ExplicitEventsDoNotProbe) {
@@ -204,6 +206,207 @@ TEST(SamplingAttr, PeriodUserModeCyclesAndNoBuildId) {
   EXPECT_EQ(a.exclude_user, 0u);
   EXPECT_EQ(a.build_id, 0u);
   EXPECT_EQ(a.mmap2, 1u);
+}
+
+
+// ---- Branch-stack engines --------------------------------------------------------------------
+
+CpuCapabilities cpu_with(BranchHardware stack, bool brs = false) {
+  CpuCapabilities c;
+  c.pmu = "cpu";
+  c.branch_stack = stack;
+  c.brs = brs;
+  c.probed = {"probe line"};
+  return c;
+}
+
+// A trial open that answers per engine: branch-stack attrs, plain cycles, cpu-clock.
+struct EngineAnswers {
+  int branch = 0, cycles = 0, cpu_clock = 0;
+};
+SelectionContext context_for(const CpuCapabilities& cpu, EngineAnswers answers, ProbeLog* log,
+                             PerfPermissions p = with_perfmon()) {
+  SelectionContext c = context(p, 0);
+  c.cpu = cpu;
+  c.probe = [answers, log](const perf_event_attr& a) {
+    if (log) log->asked.push_back(a);
+    if (a.sample_type & PERF_SAMPLE_BRANCH_STACK) return answers.branch;
+    return a.type == PERF_TYPE_HARDWARE ? answers.cycles : answers.cpu_clock;
+  };
+  return c;
+}
+
+TEST(BranchSelection, AutoTakesTheBranchStackOnCyclesFirst) {
+  for (BranchHardware kind : {BranchHardware::IntelLbr, BranchHardware::IntelArchLbr,
+                              BranchHardware::AmdLbrV2, BranchHardware::ArmBrbe}) {
+    ProbeLog log;
+    EventSelection s = select_event({}, context_for(cpu_with(kind), {}, &log));
+    EXPECT_EQ(s.engine, SamplingEngine::BranchStack);
+    EXPECT_EQ(s.branch_hardware, kind);
+    EXPECT_EQ(s.name, "cycles");
+    EXPECT_NE(s.engine_note.find(branch_hardware_name(kind)), std::string::npos) << s.engine_note;
+    ASSERT_EQ(log.asked.size(), 1u);
+    // The trial carries the branch request, which is what the kernel checks at open.
+    EXPECT_EQ(log.asked[0].type, uint32_t{PERF_TYPE_HARDWARE});
+    EXPECT_EQ(log.asked[0].config, uint64_t{PERF_COUNT_HW_CPU_CYCLES});
+    EXPECT_EQ(log.asked[0].branch_sample_type,
+              uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL});
+    EXPECT_EQ(log.asked[0].freq, 1u);
+  }
+}
+
+TEST(BranchSelection, AutoFallsFromARefusedBranchStackToCyclesAndSaysWhy) {
+  ProbeLog log;
+  EventSelection s =
+      select_event({}, context_for(cpu_with(BranchHardware::IntelLbr), {EOPNOTSUPP, 0, 0}, &log));
+  EXPECT_EQ(s.engine, SamplingEngine::Cycles);
+  EXPECT_EQ(s.engine_note,
+            "Intel LBR refused (EOPNOTSUPP); hardware PMU found, sampling cycles (IP samples, no "
+            "branch stacks)");
+  EXPECT_EQ(log.asked.size(), 2u);
+}
+
+TEST(BranchSelection, AutoOnZen3TakesBrsWithAFixedPeriod) {
+  ProbeLog log;
+  EventSelection s = select_event({}, context_for(cpu_with(BranchHardware::None, true), {}, &log));
+  EXPECT_EQ(s.engine, SamplingEngine::Brs);
+  EXPECT_EQ(s.branch_hardware, BranchHardware::AmdBrs);
+  EXPECT_FALSE(s.rate.by_frequency);
+  EXPECT_EQ(s.rate.value, kDefaultBrsPeriod);
+  ASSERT_EQ(log.asked.size(), 1u);
+  EXPECT_EQ(log.asked[0].type, uint32_t{PERF_TYPE_RAW});
+  EXPECT_EQ(log.asked[0].config, 0xc4u);
+  EXPECT_EQ(log.asked[0].freq, 0u);
+  EXPECT_EQ(log.asked[0].sample_period, kDefaultBrsPeriod);
+}
+
+TEST(BranchSelection, AutoOnZen3WithFrequencySkipsBrsAndSaysWhy) {
+  ProbeLog log;
+  EventOptions o;
+  o.frequency_hz = 999;
+  EventSelection s = select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, &log));
+  EXPECT_EQ(s.engine, SamplingEngine::Cycles);
+  EXPECT_NE(s.engine_note.find("AMD BRS not used: it samples by period only and -F was given"),
+            std::string::npos) << s.engine_note;
+  for (const auto& a : log.asked) EXPECT_EQ(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+}
+
+TEST(BranchSelection, AutoWithoutAnythingEndsOnCpuClockAndNamesWhatWasProbed) {
+  EventSelection s = select_event(
+      {}, context_for(cpu_with(BranchHardware::None), {ENOENT, ENOENT, 0}, nullptr));
+  EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
+  EXPECT_EQ(s.engine_note,
+            "no branch-stack hardware (probe line); no hardware PMU (cycles: ENOENT): falling "
+            "back to IP sampling on cpu-clock");
+}
+
+TEST(BranchSelection, LbrWithoutHardwareFailsWithWhatWasProbed) {
+  EventOptions o;
+  o.event = EventRequest::Lbr;
+  try {
+    select_event(o, context_for(cpu_with(BranchHardware::None), {}, nullptr));
+    FAIL() << "no error";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("no branch stack"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("probe line"), std::string::npos) << e.what();
+  }
+  // On Zen3 the message points at -e brs.
+  try {
+    select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
+    FAIL() << "no error";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("use -e brs"), std::string::npos) << e.what();
+  }
+}
+
+TEST(BranchSelection, LbrRefusedByTheKernelNamesTheErrno) {
+  EventOptions o;
+  o.event = EventRequest::Lbr;
+  try {
+    select_event(o, context_for(cpu_with(BranchHardware::ArmBrbe), {EACCES, 0, 0}, nullptr));
+    FAIL() << "no error";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("Arm BRBE found"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("EACCES"), std::string::npos) << e.what();
+  }
+  EventSelection s =
+      select_event(o, context_for(cpu_with(BranchHardware::ArmBrbe), {0, 0, 0}, nullptr));
+  EXPECT_EQ(s.engine, SamplingEngine::BranchStack);
+}
+
+TEST(BranchSelection, BrsRefusesFrequencyAndSaysWhy) {
+  EventOptions o;
+  o.event = EventRequest::Brs;
+  o.frequency_hz = 999;
+  try {
+    select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
+    FAIL() << "no error";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("fixed period only"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("-c N"), std::string::npos) << e.what();
+  }
+  o.frequency_hz.reset();
+  o.period = 16;  // not above the 16 entries
+  EXPECT_THROW(select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr)),
+               EventSelectionError);
+  o.period = 17;
+  EventSelection s = select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
+  EXPECT_EQ(s.engine, SamplingEngine::Brs);
+  EXPECT_EQ(s.rate.value, 17u);
+  EXPECT_EQ(s.name, "r0c4");
+}
+
+TEST(BranchSelection, BrsOnACpuWithoutItPointsAtLbr) {
+  EventOptions o;
+  o.event = EventRequest::Brs;
+  try {
+    select_event(o, context_for(cpu_with(BranchHardware::AmdLbrV2), {}, nullptr));
+    FAIL() << "no error";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("no AMD BRS"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("AMD LbrExtV2: use -e lbr"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SamplingAttr, BranchStackOnCyclesUserOnly) {
+  EventSelection s = cpu_clock(false);
+  s.engine = SamplingEngine::BranchStack;
+  const auto a = make_sampling_attr(s, TargetKind::Command);
+  EXPECT_EQ(a.type, uint32_t{PERF_TYPE_HARDWARE});
+  EXPECT_EQ(a.config, uint64_t{PERF_COUNT_HW_CPU_CYCLES});
+  EXPECT_EQ(a.config1, 0u);
+  EXPECT_EQ(a.config2, 0u);
+  EXPECT_EQ(a.freq, 1u);
+  EXPECT_EQ(a.sample_freq, kDefaultFrequencyHz);
+  EXPECT_NE(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER});
+  EXPECT_EQ(a.exclude_kernel, 1u);
+  EXPECT_EQ(a.exclude_hv, 1u);
+  EXPECT_EQ(a.precise_ip, 0u);
+}
+
+TEST(SamplingAttr, BrsWithKernel) {
+  EventSelection s = cpu_clock(true, {false, 100003});
+  s.engine = SamplingEngine::Brs;
+  const auto a = make_sampling_attr(s, TargetKind::Command);
+  EXPECT_EQ(a.type, uint32_t{PERF_TYPE_RAW});
+  EXPECT_EQ(a.config, 0xc4u);
+  EXPECT_EQ(a.freq, 0u);
+  EXPECT_EQ(a.sample_period, 100003u);
+  EXPECT_NE(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
+                                           PERF_SAMPLE_BRANCH_KERNEL});
+  EXPECT_EQ(a.exclude_kernel, 0u);
+}
+
+TEST(SamplingAttr, IpEnginesHaveNoBranchStack) {
+  for (SamplingEngine e : {SamplingEngine::Cycles, SamplingEngine::CpuClock}) {
+    EventSelection s = cpu_clock(true);
+    s.engine = e;
+    const auto a = make_sampling_attr(s, TargetKind::Command);
+    EXPECT_EQ(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+    EXPECT_EQ(a.branch_sample_type, 0u);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,168 @@
+#include "mapper/bolt_block_map.h"
+
+#include <capstone/capstone.h>
+#include <elf.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace profcollect {
+
+namespace {
+
+enum class Flow : uint8_t { Other, Call, Return, Jump, IndirectJump, ConditionalJump, Trap };
+
+struct Decoded {
+  uint64_t offset = 0;
+  Flow flow = Flow::Other;
+  uint64_t target = UINT64_MAX;  // absolute address of a direct jump's target
+};
+
+bool ends_block(Flow flow) {
+  return flow == Flow::Return || flow == Flow::Jump || flow == Flow::IndirectJump ||
+         flow == Flow::ConditionalJump || flow == Flow::Trap;
+}
+
+Flow classify(csh handle, const cs_insn& insn, uint64_t& target) {
+  const bool direct = insn.detail != nullptr && insn.detail->x86.op_count == 1 &&
+                      insn.detail->x86.operands[0].type == X86_OP_IMM;
+  if (cs_insn_group(handle, &insn, CS_GRP_CALL)) return Flow::Call;
+  if (cs_insn_group(handle, &insn, CS_GRP_RET) || cs_insn_group(handle, &insn, CS_GRP_IRET))
+    return Flow::Return;
+  if (insn.id == X86_INS_UD2) return Flow::Trap;
+  if (cs_insn_group(handle, &insn, CS_GRP_JUMP)) {
+    if (direct) target = static_cast<uint64_t>(insn.detail->x86.operands[0].imm);
+    if (insn.id == X86_INS_JMP) return direct ? Flow::Jump : Flow::IndirectJump;
+    return Flow::ConditionalJump;
+  }
+  return Flow::Other;
+}
+
+}  // namespace
+
+int BoltFunctionBlocks::block_containing(uint64_t offset) const {
+  auto it = std::upper_bound(blocks.begin(), blocks.end(), offset,
+                             [](uint64_t o, const BoltBlock& b) { return o < b.offset; });
+  if (it == blocks.begin()) return -1;
+  return static_cast<int>(it - blocks.begin()) - 1;
+}
+
+bool BoltFunctionBlocks::is_return(uint64_t offset) const {
+  return std::binary_search(return_offsets.begin(), return_offsets.end(), offset);
+}
+
+struct BoltBlockMap::Impl {
+  const ElfBinary* binary = nullptr;
+  csh handle = 0;
+  cs_insn* insn = nullptr;
+  std::map<uint64_t, BoltFunctionBlocks> cache;  // by function address
+  std::vector<Decoded> decoded;                  // scratch, reused
+
+  ~Impl() {
+    if (insn != nullptr) cs_free(insn, 1);
+    if (handle != 0) cs_close(&handle);
+  }
+
+  BoltFunctionBlocks build(const FunctionSymbol& function) {
+    BoltFunctionBlocks result;
+    const uint64_t size = function.size != 0 ? function.size : function.max_size;
+    const ElfSection* section = binary->section_containing(function.addr);
+    if (function.is_plt || size == 0 || section == nullptr || !section->executable() ||
+        !section->has_file_data() || function.addr + size > section->addr + section->size) {
+      return result;
+    }
+    const std::span<const uint8_t> bytes = binary->section_bytes(*section);
+    decoded.clear();
+    uint64_t address = function.addr;
+    const uint64_t end = function.addr + size;
+    while (address < end) {
+      const uint8_t* code = bytes.data() + (address - section->addr);
+      size_t left = end - address;
+      uint64_t at = address;
+      if (!cs_disasm_iter(handle, &code, &left, &at, insn)) return result;  // not simple
+      Decoded d{address - function.addr};
+      d.flow = classify(handle, *insn, d.target);
+      // Returns are known even in a function that turns out not simple: BOLT ignores branches
+      // from a return wherever it can decode one.
+      if (d.flow == Flow::Return) result.return_offsets.push_back(d.offset);
+      decoded.push_back(d);
+      address += insn->size;
+    }
+
+    // Block starts: entry, direct targets inside the function, and what follows a block end.
+    std::vector<uint64_t> starts{0};
+    for (const Decoded& d : decoded) {
+      if (d.target == UINT64_MAX || d.target < function.addr || d.target >= end) continue;
+      const uint64_t offset = d.target - function.addr;
+      auto it = std::lower_bound(decoded.begin(), decoded.end(), offset,
+                                 [](const Decoded& x, uint64_t o) { return x.offset < o; });
+      if (it == decoded.end() || it->offset != offset) return result;  // into an instruction
+      starts.push_back(offset);
+    }
+    for (size_t i = 0; i + 1 < decoded.size(); ++i) {
+      if (!ends_block(decoded[i].flow)) continue;
+      // BOLT keeps "jcc a; jmp b" in one block.
+      if (decoded[i].flow == Flow::ConditionalJump && decoded[i + 1].flow == Flow::Jump) continue;
+      starts.push_back(decoded[i + 1].offset);
+    }
+    std::sort(starts.begin(), starts.end());
+    starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
+
+    // Walk the blocks: each runs from its start to the instruction before the next start.
+    size_t next_start = 1;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      if (result.blocks.empty() ||
+          (next_start < starts.size() && decoded[i].offset == starts[next_start])) {
+        if (!result.blocks.empty()) ++next_start;
+        result.blocks.push_back(BoltBlock{decoded[i].offset, decoded[i].offset});
+      }
+      BoltBlock& block = result.blocks.back();
+      block.last_offset = decoded[i].offset;
+      block.ends_in_call = decoded[i].flow == Flow::Call;
+      const uint64_t next_offset = i + 1 < decoded.size() ? decoded[i + 1].offset : size;
+      switch (decoded[i].flow) {
+        case Flow::Return:
+        case Flow::IndirectJump:
+        case Flow::Trap:
+          block.falls_through = false;
+          break;
+        case Flow::Jump: {
+          // The jump may follow a conditional jump in the same block: then either may reach
+          // the next block.
+          const bool after_conditional = i > 0 && decoded[i - 1].flow == Flow::ConditionalJump &&
+                                         block.offset != decoded[i].offset;
+          const uint64_t next_address = function.addr + next_offset;
+          block.falls_through = decoded[i].target == next_address ||
+                                (after_conditional && decoded[i - 1].target == next_address);
+          break;
+        }
+        default:
+          block.falls_through = true;
+      }
+    }
+    result.simple = true;
+    return result;
+  }
+};
+
+BoltBlockMap::BoltBlockMap(const ElfBinary& binary) : impl_(std::make_unique<Impl>()) {
+  if (binary.machine() != EM_X86_64)
+    throw std::invalid_argument("BOLT basic blocks are only modelled for x86-64");
+  impl_->binary = &binary;
+  if (cs_open(CS_ARCH_X86, CS_MODE_64, &impl_->handle) != CS_ERR_OK)
+    throw std::runtime_error("cannot start the Capstone disassembler");
+  cs_option(impl_->handle, CS_OPT_DETAIL, CS_OPT_ON);
+  impl_->insn = cs_malloc(impl_->handle);
+}
+
+BoltBlockMap::~BoltBlockMap() = default;
+BoltBlockMap::BoltBlockMap(BoltBlockMap&&) noexcept = default;
+
+const BoltFunctionBlocks& BoltBlockMap::blocks(const FunctionSymbol& function) {
+  auto it = impl_->cache.find(function.addr);
+  if (it == impl_->cache.end()) it = impl_->cache.emplace(function.addr, impl_->build(function)).first;
+  return it->second;
+}
+
+}  // namespace profcollect
