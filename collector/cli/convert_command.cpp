@@ -141,7 +141,7 @@ int run_convert(const ConvertOptions& o) {
   std::optional<BranchStackCounter> branches;
   if (debug) branches.emplace(debug->instructions());
   std::optional<BranchProfile> bolt_branches;
-  if ((bolt_out && !o.no_lbr) || preagg_out) bolt_branches.emplace();
+  if ((bolt_out && !o.no_lbr) || preagg_out) bolt_branches.emplace(&target.symbols);
   ProcessTable processes;
   SampleTally tally;
   TallyOptions topt;

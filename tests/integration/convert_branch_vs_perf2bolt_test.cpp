@@ -44,16 +44,7 @@ TEST_P(ConvertBranchVsPerf2bolt, FdataAndPreaggEqualPerf2bolt) {
   ASSERT_EQ(j.exit_code, 0) << j.describe(judge);
   auto ours_lines = sorted_lines(ours), ref_lines = sorted_lines(ref);
   ASSERT_GT(ref_lines.size(), 3u) << "perf2bolt found too little to compare";
-  // Known gap: perf2bolt may add a fall-through edge of count 1 at a trace's start that we do
-  // not (seen once in branch_virtual); every other line must be equal.
-  std::vector<std::string> only_ours, only_ref;
-  std::set_difference(ours_lines.begin(), ours_lines.end(), ref_lines.begin(), ref_lines.end(),
-                      std::back_inserter(only_ours));
-  std::set_difference(ref_lines.begin(), ref_lines.end(), ours_lines.begin(), ours_lines.end(),
-                      std::back_inserter(only_ref));
-  EXPECT_TRUE(only_ours.empty()) << "lines only in ours, first: " << only_ours.front();
-  EXPECT_LE(only_ref.size(), 1u) << "lines only in perf2bolt's, first: " << only_ref.front();
-  for (const auto& l : only_ref) EXPECT_EQ(l.substr(l.rfind(' ')), " 1") << l;
+  EXPECT_EQ(ours_lines, ref_lines);
 
   std::vector<std::string> pa = {profcollect_exe().string(), "convert", "-q", "-p", data.string(),
                                  "--format", "preagg", "-o", preagg.string(), bin.string()};
