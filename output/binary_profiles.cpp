@@ -7,7 +7,9 @@
 #include "output/fdata_writer.h"
 #include "output/range_profile.h"
 #include "output/unsymbolized_writer.h"
+#include "output/fdata_branch_writer.h"
 #include "output/function_profile.h"
+#include "output/preagg_writer.h"
 
 namespace profcollect {
 
@@ -76,6 +78,17 @@ int32_t BinaryProfiles::route(uint32_t pid, const Mapping& m, uint32_t dso_index
   return r = static_cast<int32_t>(binaries_.size() - 1);
 }
 
+BinaryProfiles::Located BinaryProfiles::locate(uint32_t pid, uint64_t addr, CpuMode mode,
+                                                const ProcessTable& processes) {
+  const Mapping* m = processes.find(pid, addr, mode);
+  if (!m || !m->executable) return {};
+  int32_t r = route(pid, *m, m->dso, processes.dso(m->dso));
+  if (r < 0) return {};
+  auto vaddr = binaries_[r].segments.file_offset_to_vaddr(addr - m->start + m->pgoff);
+  if (!vaddr) return {};
+  return {r, *vaddr};
+}
+
 SampleOutcome BinaryProfiles::add_sample(uint32_t pid, uint64_t addr, CpuMode mode,
                                          uint64_t time_ns, const ProcessTable& processes) {
   SampleOutcome outcome;
@@ -115,10 +128,74 @@ SampleOutcome BinaryProfiles::add_sample(uint32_t pid, uint64_t addr, CpuMode mo
   return outcome;
 }
 
+void BinaryProfiles::load_symbols(Binary& b) {
+  if (!b.symbols) b.symbols = std::make_shared<const SymbolTable>(SymbolTable::load(*b.opened.elf, symbol_options_));
+}
+
+void BinaryProfiles::load_debug(Binary& b) {
+  if (b.debug_tried) return;
+  // AutoFDO needs DWARF; a binary without it still gets its BOLT profile (said once).
+  b.debug_tried = true;
+  try {
+    AutofdoBinaryOptions ao;
+    ao.debug_dirs = symbol_options_.debug_dirs;
+    b.debug = AutofdoBinary::open(b.opened.elf, ao);
+  } catch (const std::exception& e) {
+    warnings_.push_back(std::string("no AutoFDO profile for ") + b.opened.identity.path + ": " + e.what());
+  }
+}
+
+void BinaryProfiles::prepare_branches(Binary& b) {
+  load_symbols(b);
+  load_debug(b);
+  // The symbol table judges which fall-throughs began outside their function, as perf2bolt does.
+  b.branches = std::make_unique<BranchSamples>(BranchSamples{BranchProfile(b.symbols.get()), {}, 0});
+  if (b.debug) b.ranges = std::make_unique<BranchStackCounter>(b.debug->instructions());
+}
+
+void BinaryProfiles::add_branch_stack(uint32_t pid, std::span<const BranchEntry> newest_first,
+                                      const ProcessTable& processes) {
+  if (newest_first.empty()) return;
+  located_.clear();
+  touched_.clear();
+  for (const BranchEntry& e : newest_first) {
+    // Branch ends are resolved as user addresses: a kernel end lies in no user mapping.
+    LocatedEntry le{locate(pid, e.from, CpuMode::User, processes),
+                    locate(pid, e.to, CpuMode::User, processes), e.mispredicted()};
+    for (int32_t r : {le.from.binary, le.to.binary}) {
+      if (r >= 0 && std::find(touched_.begin(), touched_.end(), r) == touched_.end()) touched_.push_back(r);
+    }
+    located_.push_back(le);
+  }
+  for (int32_t r : touched_) {
+    Binary& b = binaries_[r];
+    if (!b.branches) prepare_branches(b);
+    bolt_stack_.clear();
+    range_stack_.clear();
+    for (const LocatedEntry& le : located_) {
+      BranchStackEntry bolt;
+      BranchEnds ends;
+      bolt.from_inside = le.from.binary == r;
+      bolt.to_inside = le.to.binary == r;
+      // perf2bolt writes every end outside the binary as address 0 ("0 [unknown] 0").
+      bolt.from = bolt.from_inside ? le.from.vaddr : 0;
+      bolt.to = bolt.to_inside ? le.to.vaddr : 0;
+      bolt.mispredicted = le.mispredicted;
+      if (bolt.from_inside) ends.source = le.from.vaddr;
+      if (bolt.to_inside) ends.target = le.to.vaddr;
+      bolt_stack_.push_back(bolt);
+      range_stack_.push_back(ends);
+    }
+    b.branches->bolt.add_stack(bolt_stack_);
+    ++b.branches->stacks;
+    if (b.ranges) b.ranges->add(range_stack_);
+  }
+}
+
 void BinaryProfiles::flush(ProfileStore& store) {
   for (auto& b : binaries_) {
-    if (b.samples == 0) continue;
-    if (!b.symbols) b.symbols = SymbolTable::load(*b.opened.elf, symbol_options_);
+    if (b.samples == 0 && !b.branches) continue;
+    load_symbols(b);
     FunctionProfile fp = FunctionProfile::build(b.ips, *b.symbols);
     BinaryProfileSnapshot s;
     s.identity = b.opened.identity;
@@ -128,35 +205,54 @@ void BinaryProfiles::flush(ProfileStore& store) {
     s.last_sample_ns = b.last_ns;
     s.event = event_name_;
     s.ips = b.ips;
-    if (!b.debug_tried) {
-      // AutoFDO needs DWARF; a binary without it still gets its BOLT profile (said once).
-      b.debug_tried = true;
-      try {
-        AutofdoBinaryOptions ao;
-        ao.debug_dirs = symbol_options_.debug_dirs;
-        b.debug = AutofdoBinary::open(b.opened.elf, ao);
-      } catch (const std::exception& e) {
-        warnings_.push_back(std::string("no AutoFDO profile for ") + b.opened.identity.path + ": " + e.what());
+    load_debug(b);
+    if (b.branches) {
+      if (b.ranges) b.branches->ranges = b.ranges->profile();
+      s.branches = b.branches.get();
+      if (!b.blocks) {
+        try {
+          b.blocks = std::make_shared<BoltBlockMap>(*b.opened.elf);
+        } catch (const std::exception& e) {
+          warnings_.push_back(b.opened.identity.path + ": no BOLT branch profile (" + e.what() +
+                              "); bolt.fdata holds its IP samples");
+        }
       }
     }
     const AutofdoBinary* debug = b.debug.get();
     const ElfBinary* elf = b.opened.elf.get();
     const bool unsym = write_unsymbolized_;
-    if (debug || unsym) {
-      s.render_extra = [debug, elf, unsym](const IpProfile& cumulative) {
-        std::vector<std::pair<std::string, std::string>> files;
-        if (debug) files.emplace_back("autofdo.prof", write_autofdo_from_ips(cumulative, *debug));
-        if (unsym) {
-          // Needs no debug info here: symbolized later where the debug info is.
-          files.emplace_back("autofdo.unsym",
-                             write_unsymbolized_profile(ranges_from_ips(cumulative), elf->preferred_base()));
+    std::shared_ptr<const SymbolTable> symbols = b.symbols;
+    std::shared_ptr<BoltBlockMap> blocks = b.blocks;
+    s.render_extra = [debug, elf, unsym, symbols, blocks](const CumulativeSamples& cumulative) {
+      std::vector<std::pair<std::string, std::string>> files;
+      const BranchSamples* branches = cumulative.branches;
+      if (branches) {
+        if (blocks) {
+          FdataBranchWriter writer(*symbols, *blocks);
+          files.emplace_back("bolt.fdata", writer.write(branches->bolt));
+        } else {
+          files.emplace_back("bolt.fdata", format_no_lbr_fdata(cumulative.no_lbr));
         }
-        return files;
-      };
-    }
+        files.emplace_back("bolt.preagg", PreaggWriter::write(branches->bolt));
+      }
+      // Branch ranges, when there are, are what AutoFDO wants; else the IP samples.
+      const bool from_ranges = branches && !branches->ranges.empty();
+      if (debug) {
+        files.emplace_back("autofdo.prof", from_ranges ? write_autofdo_from_ranges(branches->ranges, *debug)
+                                                       : write_autofdo_from_ips(cumulative.ips, *debug));
+      }
+      if (unsym) {
+        // Needs no debug info here: symbolized later where the debug info is.
+        files.emplace_back("autofdo.unsym",
+                           write_unsymbolized_profile(from_ranges ? branches->ranges : ranges_from_ips(cumulative.ips),
+                                                      elf->preferred_base()));
+      }
+      return files;
+    };
     if (unsym) {
-      s.extra_meta["unsymbolized"] = unsymbolized_kind_name(UnsymbolizedKind::IpSamples);
-      s.extra_meta["unsymbolized_profgen_flags"] = unsymbolized_profgen_flags(UnsymbolizedKind::IpSamples);
+      UnsymbolizedKind kind = b.ranges ? UnsymbolizedKind::BranchRanges : UnsymbolizedKind::IpSamples;
+      s.extra_meta["unsymbolized"] = unsymbolized_kind_name(kind);
+      s.extra_meta["unsymbolized_profgen_flags"] = unsymbolized_profgen_flags(kind);
     }
     store.write_binary(s);
   }

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@
 #include "mapper/process_table.h"
 #include "mapper/sample_outcome.h"
 #include "mapper/symbol_table.h"
+#include "collector/record.h"
+#include "mapper/bolt_block_map.h"
+#include "output/branch_samples_file.h"
+#include "output/branch_stack_counter.h"
 #include "output/ip_profile.h"
 #include "output/profile_store.h"
 
@@ -53,6 +58,14 @@ class BinaryProfiles {
   SampleOutcome add_sample(uint32_t pid, uint64_t addr, CpuMode mode, uint64_t time_ns,
                            const ProcessTable& processes);
 
+  // Counts one sample's branch stack (newest entry first) in every selected binary it touches:
+  // BOLT's taken branches and fall-throughs, and llvm-profgen's ranges when the binary has debug
+  // info. Kernel addresses are outside every user binary. A binary's symbols, code and debug
+  // info are loaded when a stack first touches it; after that nothing is allocated per sample
+  // unless a new branch or range is seen.
+  void add_branch_stack(uint32_t pid, std::span<const BranchEntry> newest_first,
+                        const ProcessTable& processes);
+
   // Writes every binary with samples. Throws OutputError; what is in memory is kept, so a later
   // flush can succeed.
   void flush(ProfileStore& store);
@@ -66,16 +79,29 @@ class BinaryProfiles {
   struct Binary {
     OpenedBinary opened;
     ExecSegmentMap segments;
-    std::optional<SymbolTable> symbols;  // loaded at the first flush
+    std::shared_ptr<const SymbolTable> symbols;  // loaded at the first flush or branch stack
     std::unique_ptr<AutofdoBinary> debug;  // loaded at the first flush; null without debug info
     bool debug_tried = false;
     IpProfile ips;
     uint64_t samples = 0;
     uint64_t first_ns = 0, last_ns = 0;
+    // Branch stacks: made when one first touches the binary.
+    std::unique_ptr<BranchSamples> branches;       // this run's; its ranges filled at flush
+    std::unique_ptr<BranchStackCounter> ranges;    // null without debug info
+    std::shared_ptr<BoltBlockMap> blocks;          // for branch fdata, made at the first flush
   };
   static constexpr int32_t kUndecided = -1, kNotSelected = -2, kUnreadable = -3;
 
+  // Where an address lies: a selected binary's index and ELF vaddr, or binary < 0.
+  struct Located {
+    int32_t binary = -1;
+    uint64_t vaddr = 0;
+  };
+  Located locate(uint32_t pid, uint64_t addr, CpuMode mode, const ProcessTable& processes);
   int32_t route(uint32_t pid, const Mapping& m, uint32_t dso_index, const Dso& dso);
+  void load_symbols(Binary& b);
+  void load_debug(Binary& b);
+  void prepare_branches(Binary& b);
 
   BinarySelection selection_;
   Opener opener_;
@@ -86,6 +112,15 @@ class BinaryProfiles {
   OutcomeCounts outcomes_;
   std::vector<std::string> warnings_;
   bool write_unsymbolized_ = false;
+  // Scratch for add_branch_stack, reused so that a sample allocates nothing.
+  struct LocatedEntry {
+    Located from, to;
+    bool mispredicted = false;
+  };
+  std::vector<LocatedEntry> located_;
+  std::vector<int32_t> touched_;
+  std::vector<BranchStackEntry> bolt_stack_;
+  std::vector<BranchEnds> range_stack_;
 };
 
 }  // namespace profcollect

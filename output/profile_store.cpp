@@ -79,8 +79,24 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
   auto it = bases_.find(subdir);
   if (it != bases_.end()) return it->second;
   Base base;
-  std::string fdata_path = subdir + "/bolt.fdata", meta_path = subdir + "/meta.json";
+  const std::string meta_path = subdir + "/meta.json";
   std::string text;
+  nlohmann::json meta;
+  if (read_file(meta_path, text)) {
+    meta = nlohmann::json::parse(text, nullptr, false);
+    if (!meta.is_object()) meta = nlohmann::json();
+  }
+  // With branch samples, bolt.fdata is branch fdata (remade from samples.branch) and the IP
+  // samples' no_lbr profile is bolt.nolbr.fdata.
+  base.branch_fdata = meta.is_object() && meta.value("bolt_fdata", std::string()) == "branch";
+  const std::string fdata_path = subdir + (base.branch_fdata ? "/bolt.nolbr.fdata" : "/bolt.fdata");
+
+  // A file we cannot read is never added to or silently dropped: it is kept aside for the user.
+  auto set_aside = [&](const std::string& path, const std::string& why, const char* consequence) {
+    std::string aside = path + ".unreadable-" + std::to_string(std::time(nullptr));
+    std::rename(path.c_str(), aside.c_str());
+    warnings_.push_back(path + ": " + why + "; moved to " + aside + ", " + consequence);
+  };
   if (read_file(subdir + "/samples.ip", text)) {
     std::istringstream in(text);
     std::string addr, count;
@@ -96,25 +112,29 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
       base.ips.add(a, c);
     }
   }
+  if (read_file(subdir + "/samples.branch", text)) {
+    std::string error;
+    if (auto parsed = parse_branch_samples(text, &error)) {
+      base.branches = std::move(*parsed);
+    } else {
+      set_aside(subdir + "/samples.branch", error, "branch profiles restart from this run");
+    }
+  }
   if (read_file(fdata_path, text)) {
     std::string error;
     if (auto parsed = parse_no_lbr_fdata(text, &error)) {
       base.fdata = std::move(*parsed);
-      std::string meta;
-      if (read_file(meta_path, meta)) {
-        auto j = nlohmann::json::parse(meta, nullptr, false);
-        if (j.is_object()) {
-          base.samples = j.value("samples", uint64_t{0});
-          base.first_sample_ns = j.value("first_sample_ns", uint64_t{0});
-        }
+      if (meta.is_object()) {
+        base.samples = meta.value("samples", uint64_t{0});
+        base.first_sample_ns = meta.value("first_sample_ns", uint64_t{0});
       }
       if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
     } else {
-      // Never add to (or silently drop) a profile we cannot read: keep it aside for the user.
-      std::string aside = fdata_path + ".unreadable-" + std::to_string(std::time(nullptr));
-      std::rename(fdata_path.c_str(), aside.c_str());
-      warnings_.push_back(fdata_path + ": " + error + "; moved to " + aside + ", starting afresh");
+      set_aside(fdata_path, error, "starting afresh");
     }
+  } else if (base.branch_fdata && meta.is_object()) {
+    base.samples = meta.value("samples", uint64_t{0});
+    base.first_sample_ns = meta.value("first_sample_ns", uint64_t{0});
   }
   return bases_.emplace(subdir, std::move(base)).first->second;
 }
@@ -131,7 +151,19 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   uint64_t first = base.first_sample_ns;
   if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first)) first = s.first_sample_ns;
 
-  write_file_atomically(subdir + "/bolt.fdata", format_no_lbr_fdata(merged));
+  // Branch samples from this run or an earlier one make this a branch profile.
+  const bool branch_mode = s.branches != nullptr || !base.branches.empty();
+  BranchSamples branches;
+  if (branch_mode) {
+    branches = base.branches;
+    if (s.branches) branches.merge(*s.branches);
+  }
+  if (branch_mode && !s.render_extra) {
+    throw OutputError(subdir + "/bolt.fdata", "branch samples given without a way to write them");
+  }
+
+  write_file_atomically(subdir + (branch_mode ? "/bolt.nolbr.fdata" : "/bolt.fdata"),
+                        format_no_lbr_fdata(merged));
   IpProfile ips = base.ips;
   ips.merge(s.ips);
   std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
@@ -144,8 +176,9 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
     ip_text += buf;
   }
   write_file_atomically(subdir + "/samples.ip", ip_text);
+  if (branch_mode) write_file_atomically(subdir + "/samples.branch", format_branch_samples(branches));
   if (s.render_extra) {
-    for (const auto& [name, content] : s.render_extra(ips)) {
+    for (const auto& [name, content] : s.render_extra(CumulativeSamples{ips, merged, branch_mode ? &branches : nullptr})) {
       write_file_atomically(subdir + "/" + name, content);
     }
   }
@@ -156,6 +189,8 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta["first_sample_ns"] = first;
   meta["last_sample_ns"] = s.last_sample_ns;
   meta["event"] = s.event;
+  meta["bolt_fdata"] = branch_mode ? "branch" : "no_lbr";
+  if (branch_mode) meta["branch_stacks"] = branches.stacks;
   for (const auto& [k, v] : s.extra_meta.items()) meta[k] = v;
   write_file_atomically(subdir + "/meta.json", meta.dump(2) + "\n");
 }

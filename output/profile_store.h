@@ -7,6 +7,9 @@
 //   DIR/<basename>-<build-id>/autofdo.prof   LLVM sample profile, when the binary has debug info
 //   DIR/<basename>-<build-id>/samples.ip     the counts per ELF address ("<hex vaddr> <count>"),
 //                                            from which profiles are remade as runs add up
+//   DIR/<basename>-<build-id>/samples.branch branch-stack counts (output/branch_samples_file.h),
+//                                            with branch events; then bolt.fdata is BOLT's
+//                                            branch fdata and bolt.preagg is written too
 //   DIR/<basename>-nobuildid-<hash>/...      a binary without build-id; the hash (FNV-1a, 16 hex
 //                                            digits) is of its path, device, inode and mtime
 //
@@ -20,6 +23,7 @@
 #include <string>
 
 #include "mapper/build_id.h"
+#include "output/branch_samples_file.h"
 #include "output/fdata_reader.h"
 #include "output/ip_profile.h"
 
@@ -39,6 +43,13 @@ struct BinaryIdentity {
   std::string directory_name() const;
 };
 
+// Everything gathered for one binary so far: earlier runs' counts plus this run's.
+struct CumulativeSamples {
+  const IpProfile& ips;
+  const NoLbrFdata& no_lbr;       // the IP samples as BOLT's no_lbr profile
+  const BranchSamples* branches;  // null unless there are branch samples
+};
+
 // What this run has gathered for one binary (cumulative within the run).
 struct BinaryProfileSnapshot {
   BinaryIdentity identity;
@@ -47,9 +58,11 @@ struct BinaryProfileSnapshot {
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
   std::string event;
   IpProfile ips;  // this run's samples per address
-  // Makes further files (name, content) from the cumulative per-address counts (earlier runs'
-  // plus this run's); written before meta.json.
-  std::function<std::vector<std::pair<std::string, std::string>>(const IpProfile&)> render_extra;
+  // This run's branch stacks, when the event records them. Then bolt.fdata is not the no_lbr
+  // `fdata` above: render_extra makes it (branch fdata) from the cumulative branch samples.
+  const BranchSamples* branches = nullptr;
+  // Makes further files (name, content) from the cumulative counts; written before meta.json.
+  std::function<std::vector<std::pair<std::string, std::string>>(const CumulativeSamples&)> render_extra;
   nlohmann::ordered_json extra_meta = nlohmann::ordered_json::object();  // added to meta.json
 };
 
@@ -71,6 +84,8 @@ class ProfileStore {
   struct Base {
     NoLbrFdata fdata;
     IpProfile ips;
+    BranchSamples branches;
+    bool branch_fdata = false;  // bolt.fdata on disk is branch fdata (not no_lbr)
     uint64_t samples = 0;
     uint64_t first_sample_ns = 0;
   };

@@ -299,6 +299,7 @@ void Collection::process_ready() {
       ++samples_;
       uint64_t t = s->time == kNoTime ? 0 : static_cast<uint64_t>(static_cast<int64_t>(s->time) + clock_to_epoch_);
       profiles_->add_sample(s->pid, s->ip, s->cpumode, t, processes_);
+      if (s->has_branch_stack) profiles_->add_branch_stack(s->pid, s->branches, processes_);
     } else {
       processes_.update(r);
     }

@@ -36,6 +36,8 @@ struct BinaryReport {
   std::vector<FunctionCount> functions; // largest first
   uint64_t fdata_samples = 0;
   std::vector<std::string> set_aside;   // bolt.fdata.unreadable-* left by an earlier run
+  std::string fdata_name = "bolt.fdata";  // the no_lbr profile read
+  uint64_t branch_stacks = 0;           // with branch samples
 };
 
 bool read_whole_file(const fs::path& path, std::string& out) {
@@ -106,7 +108,8 @@ BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems
   BinaryReport b;
   b.directory = dir.filename().string();
   std::string content;
-  const fs::path meta_path = dir / "meta.json", fdata_path = dir / "bolt.fdata";
+  const fs::path meta_path = dir / "meta.json";
+  fs::path fdata_path = dir / "bolt.fdata";
   if (read_whole_file(meta_path, content)) {
     b.meta = ordered_json::parse(content, nullptr, false);
     if (b.meta.is_discarded() || !b.meta.is_object()) {
@@ -115,6 +118,12 @@ BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems
     }
   } else {
     problems.push_back(meta_path.string() + ": missing or unreadable");
+  }
+  // With branch samples bolt.fdata holds branches; where time went is in the IP samples' profile.
+  if (text(b.meta, "bolt_fdata") == "branch") {
+    fdata_path = dir / "bolt.nolbr.fdata";
+    b.fdata_name = "bolt.nolbr.fdata";
+    b.branch_stacks = number(b.meta, "branch_stacks");
   }
   if (read_whole_file(fdata_path, content)) {
     std::string error;
@@ -130,7 +139,7 @@ BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems
   }
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("bolt.fdata.unreadable-")) b.set_aside.push_back(name);
+    if (name.find(".unreadable-") != std::string::npos) b.set_aside.push_back(name);
   }
   std::sort(b.set_aside.begin(), b.set_aside.end());
   return b;
@@ -175,9 +184,13 @@ void print_binary(const BinaryReport& b, size_t top) {
   const uint64_t samples = number(b.meta, "samples");
   std::printf("  build-id %s, event %s\n", build_id.empty() ? "none" : build_id.c_str(),
               text(b.meta, "event").c_str());
-  std::printf("  %" PRIu64 " samples, %" PRIu64 " of them in functions (bolt.fdata), %s to %s\n",
-              samples, b.fdata_samples, utc_time(number(b.meta, "first_sample_ns")).c_str(),
+  std::printf("  %" PRIu64 " samples, %" PRIu64 " of them in functions (%s), %s to %s\n",
+              samples, b.fdata_samples, b.fdata_name.c_str(), utc_time(number(b.meta, "first_sample_ns")).c_str(),
               utc_time(number(b.meta, "last_sample_ns")).c_str());
+  if (b.branch_stacks) {
+    std::printf("  %" PRIu64 " branch stacks (bolt.fdata, bolt.preagg and autofdo.prof are made from them)\n",
+                b.branch_stacks);
+  }
   for (const auto& aside : b.set_aside) {
     std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());
   }
@@ -198,6 +211,7 @@ ordered_json binary_json(const BinaryReport& b, size_t top) {
   for (const char* key : {"path", "build_id", "event"}) j[key] = text(b.meta, key);
   for (const char* key : {"samples", "first_sample_ns", "last_sample_ns"}) j[key] = number(b.meta, key);
   j["fdata_samples"] = b.fdata_samples;
+  j["branch_stacks"] = b.branch_stacks;
   j["function_count"] = b.functions.size();
   j["functions"] = ordered_json::array();
   for (size_t i = 0; i < b.functions.size() && i < top; ++i) {
