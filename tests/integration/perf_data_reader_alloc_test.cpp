@@ -8,7 +8,12 @@
 #include <filesystem>
 #include <new>
 
+#include <sys/stat.h>
+
 #include "collector/perf_data_reader.h"
+#include "mapper/process_table.h"
+#include "output/binary_profiles.h"
+#include "tests/integration/branch_fixtures.h"
 #include "tests/unit/perf_record_builder.h"
 
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
@@ -82,6 +87,52 @@ TEST(PerfDataReaderAllocationTest, NoAllocationPerRecordOnceWarm) {
   EXPECT_EQ(read, total);
   EXPECT_GT(branches, 0u);
   EXPECT_EQ(g_allocations.load(), 0u);
+}
+
+// Live aggregation of branch stacks (what `profcollect` runs on every LBR/BRS sample): once a
+// binary's symbols and code are loaded and its branches and ranges have been seen, counting a
+// sample's IP and branch stack allocates nothing. The second pass over a real recording sees
+// only keys the first pass made, so any allocation there is one per sample.
+class LiveBranchAllocationTest : public test::BranchFixtureTest {};
+
+TEST_F(LiveBranchAllocationTest, NoAllocationPerBranchStackOnceWarm) {
+  const auto data = fixture("branch_virtual.data"), bin = fixture("branch_virtual");
+  BinarySelection selection;
+  selection.paths.push_back(bin.string());
+  auto opener = [](uint32_t, const Mapping&, const Dso& dso, std::string& why) -> std::optional<OpenedBinary> {
+    try {
+      OpenedBinary b;
+      b.elf = ElfBinary::open(dso.path);
+      b.identity.path = dso.path;
+      b.identity.build_id = b.elf->build_id();
+      return b;
+    } catch (const std::exception& e) {
+      why = e.what();
+      return std::nullopt;
+    }
+  };
+  BinaryProfiles profiles(selection, opener, "cycles:u");
+  size_t stacks_counted = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    ProcessTable processes;
+    auto source = open_perf_data(data.string());
+    Record r;
+    while (source->next(r)) {
+      if (auto* s = std::get_if<SampleRecord>(&r)) {
+        g_counting = pass == 1;
+        profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
+        profiles.add_branch_stack(s->pid, s->branches, processes);
+        g_counting = false;
+        if (pass == 1 && !s->branches.empty()) ++stacks_counted;
+      } else {
+        processes.update(r);
+      }
+      if (pass == 0) g_allocations = 0;
+    }
+  }
+  EXPECT_GT(stacks_counted, 100u);
+  EXPECT_EQ(profiles.binary_count(), 1u);
+  EXPECT_EQ(g_allocations.load(), 0u) << "allocations while counting " << stacks_counted << " warm stacks";
 }
 
 }  // namespace
