@@ -118,6 +118,7 @@ class Collection {
   bool stopping_ = false;
   bool flush_failed_ = false;
   uint64_t samples_ = 0;
+  uint64_t branch_stacks_ = 0;  // samples that carried a branch stack
   int64_t clock_to_epoch_ = 0;  // add to a sample's CLOCK_MONOTONIC time for Unix-epoch ns
   uint64_t start_ns_ = 0;
   uint64_t lost_records_seen_ = 0;
@@ -299,7 +300,10 @@ void Collection::process_ready() {
       ++samples_;
       uint64_t t = s->time == kNoTime ? 0 : static_cast<uint64_t>(static_cast<int64_t>(s->time) + clock_to_epoch_);
       profiles_->add_sample(s->pid, s->ip, s->cpumode, t, processes_);
-      if (s->has_branch_stack) profiles_->add_branch_stack(s->pid, s->branches, processes_);
+      if (s->has_branch_stack) {
+        ++branch_stacks_;
+        profiles_->add_branch_stack(s->pid, s->branches, processes_);
+      }
     } else {
       processes_.update(r);
     }
@@ -316,6 +320,7 @@ nlohmann::ordered_json Collection::summary() const {
     j["period"] = selection_.rate.value;
   }
   j["samples"] = samples_;
+  if (records_branch_stack(selection_.engine)) j["branch_stacks"] = branch_stacks_;
   j["lost"] = c.lost_samples + c.dropped_samples;
   j["lost_records"] = c.lost_records;
   j["throttled"] = c.throttles;
