@@ -228,5 +228,62 @@ TEST_F(LiveSourceTest, WarmDrainAllocatesNothing) {
   EXPECT_EQ(allocations, 0);
 }
 
+// The attr a branch engine asks for (LBR: cycles with BRANCH_STACK, ANY|USER): the ring buffer's
+// samples come out with their stacks, newest entry first, every entry's from, to and flags as
+// the kernel wrote them (records built from the ABI by perf_record_builder, not by our decoder).
+TEST(LiveSourceBranchTest, BranchStacksComeOutAsWritten) {
+  EventSelection s;
+  s.engine = SamplingEngine::BranchStack;
+  s.name = "cycles:u";
+  s.rate = SamplingRate{false, 100003};
+  const perf_event_attr attr = make_sampling_attr(s, TargetKind::Processes);
+  ASSERT_TRUE(attr.sample_type & PERF_SAMPLE_BRANCH_STACK);
+  pb::Attr battr;
+  battr.sample_type = attr.sample_type;
+  battr.branch_sample_type = attr.branch_sample_type;
+  battr.flags = pb::kFlagSampleIdAll;
+  FakeRingBuffer cpu0(8192);
+  RingBuffer rb(cpu0.reader());
+  LiveRecordSource source(attr, std::span<const uint64_t>{}, std::vector<RingBuffer*>{&rb}, "cycles:u");
+
+  std::vector<std::vector<pb::Branch>> written;
+  for (uint64_t t = 1; t <= 3; ++t) {
+    pb::Sample smp;
+    smp.ip = 0x401000 + t;
+    smp.pid = smp.tid = 42;
+    smp.time = t * 10;
+    smp.period = 100003;
+    // mispredicted, predicted, cycles and type bits set differently per entry
+    for (uint64_t i = 0; i < 32; ++i) {
+      smp.branches.push_back(pb::Branch{0x401000 + t * 0x100 + i, 0x402000 + i,
+                                        (i % 3 == 0 ? 1u : 2u) | ((i * 7 + t) << 4) | ((i % 5) << 20)});
+    }
+    written.push_back(smp.branches);
+    ASSERT_TRUE(cpu0.write(pb::sample(smp, battr)));
+  }
+  source.drain();
+  source.finish();
+  Record r;
+  size_t n = 0;
+  while (source.next(r)) {
+    auto* sample = std::get_if<SampleRecord>(&r);
+    if (!sample) continue;
+    ASSERT_LT(n, written.size());
+    ASSERT_TRUE(sample->has_branch_stack);
+    ASSERT_EQ(sample->branches.size(), written[n].size());
+    for (size_t i = 0; i < written[n].size(); ++i) {
+      EXPECT_EQ(sample->branches[i].from, written[n][i].from);
+      EXPECT_EQ(sample->branches[i].to, written[n][i].to);
+      EXPECT_EQ(sample->branches[i].flags, written[n][i].flags);
+    }
+    EXPECT_EQ(sample->branches[0].mispredicted(), true);
+    EXPECT_EQ(sample->branches[1].predicted(), true);
+    EXPECT_EQ(sample->branches[2].cycles(), 2 * 7 + n + 1);
+    EXPECT_EQ(sample->branches[4].type(), 4);
+    ++n;
+  }
+  EXPECT_EQ(n, written.size());
+}
+
 }  // namespace
 }  // namespace profcollect
