@@ -3,7 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -14,7 +16,7 @@ namespace profcollect {
 
 namespace {
 
-void set_engine(perf_event_attr& attr, SamplingEngine engine) {
+void set_engine(perf_event_attr& attr, SamplingEngine engine, uint64_t raw_config) {
   switch (engine) {
     case SamplingEngine::Cycles:
       attr.type = PERF_TYPE_HARDWARE;
@@ -35,12 +37,27 @@ void set_engine(perf_event_attr& attr, SamplingEngine engine) {
       attr.type = PERF_TYPE_RAW;
       attr.config = kAmdBrsRawEvent;
       break;
+    case SamplingEngine::Raw:
+      // As perf's rHEX: the core PMU decodes config (Intel/AMD: event | umask << 8 | ...).
+      attr.type = PERF_TYPE_RAW;
+      attr.config = raw_config;
+      break;
   }
 }
 
 // perf's `-j any,u[,k]`: every kind of taken branch, at the privilege levels sampled. HW_INDEX
 // is not asked for, as perf record does not: the stack then starts at its newest entry.
-void set_branches(perf_event_attr& attr, SamplingEngine engine, bool include_kernel) {
+// A filter given with -b / -j replaces the engine's: ANY and exactly the levels named, as perf
+// sets it (none named: the kernel takes the event's levels).
+void set_branches(perf_event_attr& attr, SamplingEngine engine, bool include_kernel,
+                  const std::optional<BranchFilter>& filter) {
+  if (filter) {
+    attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+    attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY |
+                              (filter->user ? PERF_SAMPLE_BRANCH_USER : 0) |
+                              (filter->kernel ? PERF_SAMPLE_BRANCH_KERNEL : 0);
+    return;
+  }
   if (!records_branch_stack(engine)) return;
   attr.sample_type |= PERF_SAMPLE_BRANCH_STACK;
   attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
@@ -63,20 +80,35 @@ void set_privilege(perf_event_attr& attr, bool include_kernel) {
   attr.exclude_guest = 1;
 }
 
+// perf's modifiers on a raw event. The first of u/k excludes every level, then each names one
+// back; exclude_guest follows `u` only (perf's get_event_modifier: `k` alone samples guests'
+// kernel too, which on a host without guests changes nothing). No u/k: every level, as perf.
+void set_raw_privilege(perf_event_attr& attr, const EventModifiers& m) {
+  if (!m.user && !m.kernel) {
+    attr.exclude_guest = 1;
+  } else {
+    attr.exclude_user = m.user ? 0 : 1;
+    attr.exclude_kernel = m.kernel ? 0 : 1;
+    attr.exclude_hv = 1;
+    attr.exclude_guest = m.user ? 1 : 0;
+  }
+  attr.precise_ip = m.precise;
+}
+
 // Errors that mean "this machine has no such event", as opposed to "not allowed".
 bool means_no_pmu(int err) { return err == ENOENT || err == EOPNOTSUPP || err == ENODEV; }
 
 // BRS: a fixed period only (the kernel rejects freq for it), above the stack's 16 entries.
-SamplingRate brs_rate(const EventOptions& o) {
+SamplingRate brs_rate(const EventOptions& o, const std::string& what = "-e brs") {
   if (o.frequency_hz)
     throw EventSelectionError(
-        "-e brs samples by a fixed period only: AMD BRS records the last 16 taken branches when "
+        what + " samples by a fixed period only: AMD BRS records the last 16 taken branches when "
         "the branch counter overflows, and the kernel refuses frequency mode for it (-F); use "
         "-c N (N >= " + std::to_string(kBrsMinimumPeriod) + ", default " +
         std::to_string(kDefaultBrsPeriod) + ")");
   SamplingRate rate{false, o.period.value_or(kDefaultBrsPeriod)};
   if (rate.value < kBrsMinimumPeriod)
-    throw EventSelectionError("-c " + std::to_string(rate.value) +
+    throw EventSelectionError(what + ": -c " + std::to_string(rate.value) +
                               ": AMD BRS needs a period of at least " +
                               std::to_string(kBrsMinimumPeriod) +
                               " (more than the 16 branches it records)");
@@ -102,16 +134,120 @@ SamplingRate choose_rate(const EventOptions& o) {
   return rate;
 }
 
+bool is_hex_digit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// perf's rHEX[:MODIFIERS]: up to 16 hex digits of config (no 0x), then u, k, p, pp or ppp.
+EventSpec parse_raw_event(std::string_view text) {
+  const std::string quoted = "-e " + std::string(text);
+  const size_t colon = text.find(':');
+  const std::string_view hex = text.substr(1, colon == std::string_view::npos ? colon : colon - 1);
+  if (hex.empty() || hex.size() > 16 ||
+      !std::all_of(hex.begin(), hex.end(), [](char c) { return is_hex_digit(c); }))
+    throw EventSelectionError(quoted + ": a raw event is r and 1 to 16 hex digits of the PMU's "
+                              "config, without 0x (r20c4 = event 0xc4, umask 0x20)");
+  EventSpec spec(EventRequest::Raw);
+  spec.raw_hex = std::string(hex);
+  spec.raw_config = std::strtoull(spec.raw_hex.c_str(), nullptr, 16);
+  if (colon == std::string_view::npos) return spec;
+  const std::string_view mods = text.substr(colon + 1);
+  if (mods.empty())
+    throw EventSelectionError(quoted + ": no modifier after ':' (u, k, p, pp or ppp)");
+  for (char c : mods) {
+    if (c == 'u') {
+      spec.modifiers.user = true;
+    } else if (c == 'k') {
+      spec.modifiers.kernel = true;
+    } else if (c == 'p') {
+      if (++spec.modifiers.precise > 3)
+        throw EventSelectionError(quoted + ": at most ppp (precise_ip is 0 to 3)");
+    } else {
+      throw EventSelectionError(quoted + ": modifier '" + std::string(1, c) +
+                                "' is not taken; raw events take u (user), k (kernel) and p, pp "
+                                "or ppp (precise)");
+    }
+  }
+  return spec;
+}
+
+std::string hex_of(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// As perf names a raw event: its digits as written, then the modifiers: r0c4, r20c4:k, r20c4:upp.
+std::string raw_event_name(const std::string& hex, const EventModifiers& m) {
+  std::string mods = std::string(m.user ? "u" : "") + (m.kernel ? "k" : "") +
+                     std::string(m.precise, 'p');
+  return "r" + hex + (mods.empty() ? "" : ":" + mods);
+}
+
+std::string branch_filter_text(const BranchFilter& f) {
+  return std::string("-j any") + (f.user ? ",u" : "") + (f.kernel ? ",k" : "");
+}
+
 }  // namespace
 
-EventRequest parse_event_request(std::string_view name) {
-  if (name == "auto") return EventRequest::Auto;
-  if (name == "cycles") return EventRequest::Cycles;
-  if (name == "cpu-clock") return EventRequest::CpuClock;
-  if (name == "lbr") return EventRequest::Lbr;
-  if (name == "brs") return EventRequest::Brs;
-  throw EventSelectionError("unknown event \"" + std::string(name) +
-                            "\": -e takes auto, lbr, brs, cycles or cpu-clock");
+BranchFilter parse_branch_filter(std::string_view text) {
+  BranchFilter f;
+  bool any = false;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string_view word =
+        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (word == "any") any = true;
+    else if (word == "u") f.user = true;
+    else if (word == "k") f.kernel = true;
+    else
+      throw EventSelectionError("-j " + std::string(text) + ": '" + std::string(word) +
+                                "' is not taken; -j takes any[,u][,k] (every taken branch: what "
+                                "BOLT and AutoFDO need)");
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (!any)
+    throw EventSelectionError("-j " + std::string(text) + ": name the branches: any[,u][,k]");
+  return f;
+}
+
+std::string with_branch_request(const std::string& event, bool any_branch,
+                                const std::string& filter) {
+  if (any_branch && !filter.empty()) throw EventSelectionError("-b and -j exclude each other");
+  if (any_branch) return event + " -b";
+  if (filter.empty()) return event;
+  parse_branch_filter(filter);
+  return event + " -j " + filter;
+}
+
+EventSpec parse_event_request(std::string_view text) {
+  // The branch request with_branch_request() folded in: " -b" or " -j FILTER".
+  std::optional<BranchFilter> branches;
+  const size_t space = text.find(' ');
+  if (space != std::string_view::npos) {
+    const std::string_view tail = text.substr(space + 1);
+    if (tail == "-b") branches = BranchFilter{};
+    else if (tail.rfind("-j ", 0) == 0) branches = parse_branch_filter(tail.substr(3));
+    else
+      throw EventSelectionError("unknown event \"" + std::string(text) +
+                                "\": -e takes one event; the branch stack is asked with -b or -j");
+    text = text.substr(0, space);
+  }
+  EventSpec spec;
+  if (text == "auto") spec = EventRequest::Auto;
+  else if (text == "cycles") spec = EventRequest::Cycles;
+  else if (text == "cpu-clock") spec = EventRequest::CpuClock;
+  else if (text == "lbr") spec = EventRequest::Lbr;
+  else if (text == "brs") spec = EventRequest::Brs;
+  else if (text.size() > 1 && text[0] == 'r') spec = parse_raw_event(text);
+  else
+    throw EventSelectionError("unknown event \"" + std::string(text) +
+                              "\": -e takes auto, lbr, brs, cycles, cpu-clock or a raw event "
+                              "rHEX[:u|k|p...] (e.g. r20c4:k)");
+  spec.branches = branches;
+  return spec;
 }
 
 std::string_view engine_event_name(SamplingEngine engine) {
@@ -124,6 +260,8 @@ std::string_view engine_event_name(SamplingEngine engine) {
       return "cycles";  // perf's name for the event; the branch stack is an attr of it
     case SamplingEngine::Brs:
       return "r0c4";  // as perf names the raw event
+    case SamplingEngine::Raw:
+      return "raw";  // the selection's name holds the config
   }
   return "?";
 }
@@ -151,16 +289,16 @@ SelectionContext SelectionContext::of_this_process() {
 }
 
 perf_event_attr make_probe_attr(SamplingEngine engine, const SamplingRate& rate,
-                                bool include_kernel) {
+                                bool include_kernel, const std::optional<BranchFilter>& branches) {
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof attr);
   attr.size = sizeof attr;
-  set_engine(attr, engine);
+  set_engine(attr, engine, 0);
   set_rate(attr, rate);
   set_privilege(attr, include_kernel);
   attr.sample_type = PERF_SAMPLE_IP;
   // The kernel checks the branch request at open: the trial must carry it.
-  set_branches(attr, engine, include_kernel);
+  set_branches(attr, engine, include_kernel, branches);
   attr.disabled = 1;
   return attr;
 }
@@ -185,10 +323,29 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                     "CAP_PERFMON or set kernel.perf_event_paranoid to 1 to include them)";
 
   const CpuCapabilities& cpu = context.cpu;
+  const EventSpec& spec = options.event;
+  const std::string refusal_why =
+      "kernel.perf_event_paranoid is " + std::to_string(p.paranoid) +
+      " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN";
+  if (spec.branches && spec.branches->kernel && !s.include_kernel)
+    throw EventSelectionError(branch_filter_text(*spec.branches) +
+                              " asks for kernel branches, which this process may not record: " +
+                              refusal_why + " (drop ,k or grant CAP_PERFMON)");
+  // -b / -j on cycles is perf's spelling of a branch stack on cycles: -e lbr with that filter.
+  EventRequest request = spec.request;
+  if (spec.branches) {
+    if (request == EventRequest::Auto || request == EventRequest::CpuClock)
+      throw EventSelectionError(
+          std::string("-b / -j ask for a branch stack, which -e ") +
+          (request == EventRequest::Auto ? "auto" : "cpu-clock") +
+          " does not take: use -e lbr, -e brs, -e cycles or a raw event (rHEX)");
+    if (request == EventRequest::Cycles) request = EventRequest::Lbr;
+    s.branches = spec.branches;
+  }
   auto trial = [&](SamplingEngine engine, const SamplingRate& rate) {
-    return context.probe(make_probe_attr(engine, rate, s.include_kernel));
+    return context.probe(make_probe_attr(engine, rate, s.include_kernel, s.branches));
   };
-  switch (options.event) {
+  switch (request) {
     case EventRequest::Cycles:
       s.engine = SamplingEngine::Cycles;
       s.engine_note = "sampling cycles (-e cycles)";
@@ -235,6 +392,44 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       s.engine_note = "sampling AMD BRS branch stacks on retired taken branches (raw 0xc4), "
                       "every " + std::to_string(s.rate.value) + " (-e brs)";
       break;
+    }
+    case EventRequest::Raw: {
+      const std::string asked = raw_event_name(spec.raw_hex, spec.modifiers);
+      EventModifiers m = spec.modifiers;
+      const bool user_only_asked = m.user && !m.kernel;
+      if (!s.include_kernel) {
+        if (m.kernel)
+          throw EventSelectionError("-e " + asked + " asks for kernel samples, which this "
+                                    "process may not take: " + refusal_why +
+                                    " (use :u, or grant CAP_PERFMON)");
+        m.user = true;  // a bare raw event becomes :u, as perf falls back to
+      }
+      if (user_only_asked) s.kernel_note.clear();  // what was asked, not a restriction
+      s.include_kernel = !(m.user && !m.kernel);
+      s.engine = SamplingEngine::Raw;
+      s.raw_config = spec.raw_config;
+      s.modifiers = m;
+      const std::string named = raw_event_name(spec.raw_hex, m);
+      if (spec.branches) {
+        // Zen3 without LbrExtV2: the stack comes from BRS, on 0xc4 only, by period only.
+        const bool brs_only = cpu.brs && cpu.branch_stack == BranchHardware::None;
+        if (brs_only && spec.raw_config != kAmdBrsRawEvent)
+          throw EventSelectionError("-e " + asked + " " + branch_filter_text(*spec.branches) +
+                                    ": this CPU records branch stacks only with AMD BRS, on raw "
+                                    "event r0c4 (retired taken branches); looked at: " +
+                                    probe_summary(cpu));
+        if (brs_only) s.rate = brs_rate(options, "-e " + asked + " with a branch stack (AMD BRS)");
+        s.branch_hardware = brs_only ? BranchHardware::AmdBrs : cpu.branch_stack;
+      }
+      s.engine_note = "sampling raw event " + named + " (config 0x" + hex_of(spec.raw_config) +
+                      ")" +
+                      (spec.branches ? " with branch stacks (" +
+                                           branch_filter_text(*spec.branches) + ")"
+                                     : std::string()) +
+                      (s.rate.by_frequency ? " at " + std::to_string(s.rate.value) + " Hz"
+                                           : " every " + std::to_string(s.rate.value));
+      s.name = named;
+      return s;
     }
     case EventRequest::Auto: {
       // Branch stacks first, then cycles, then cpu-clock; the note keeps every refusal.
@@ -291,13 +486,14 @@ perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind t
   perf_event_attr attr;
   std::memset(&attr, 0, sizeof attr);
   attr.size = sizeof attr;
-  set_engine(attr, selection.engine);
+  set_engine(attr, selection.engine, selection.raw_config);
   set_rate(attr, selection.rate);
-  set_privilege(attr, selection.include_kernel);
+  if (selection.engine == SamplingEngine::Raw) set_raw_privilege(attr, selection.modifiers);
+  else set_privilege(attr, selection.include_kernel);
 
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
-  set_branches(attr, selection.engine, selection.include_kernel);
+  set_branches(attr, selection.engine, selection.include_kernel, selection.branches);
   attr.sample_id_all = 1;
   // Side-band: mmap2 makes the kernel write MMAP2 (mmap too, as perf sets both); mmap_data
   // stays 0, so only executable mappings are reported.

@@ -7,6 +7,12 @@
 // branch engine and fail with what was probed when the CPU lacks it. Kernel samples are left out when this process may not take
 // them (perf_event_paranoid >= 2 without CAP_PERFMON), as perf's `:u` does.
 //
+// `-e rHEX[:MODIFIERS]` is perf's raw event (the core PMU's config, e.g. r20c4 = Intel's
+// BR_INST_RETIRED.NEAR_TAKEN, r0c4 = AMD's RETIRED_TAKEN_BRANCH_INSTRUCTIONS) and `-b` / `-j
+// any[,u][,k]` perf's branch stack request, so `profcollect -e r20c4:k -b -c 500009 -a` asks the
+// kernel for exactly what `perf record` does with the same words. A raw event is not tried
+// before the real open: where the PMU lacks it, that open fails and says so.
+//
 // make_sampling_attr() is pure: every field comes from its arguments, so tests check the attr
 // field by field (tests/unit/event_selection_test.cpp) and against what perf record asks for
 // (tests/integration/event_attr_vs_perf_test.cpp).
@@ -27,14 +33,47 @@
 
 namespace profcollect {
 
-enum class EventRequest { Auto, Cycles, CpuClock, Lbr, Brs };
+enum class EventRequest { Auto, Cycles, CpuClock, Lbr, Brs, Raw };
+
+// A raw event's modifiers, as perf spells them after the colon. Only these are taken: u and k
+// choose the privilege levels, p/pp/ppp the skid (precise_ip); the rest of perf's (h, G, H, I,
+// S, D, W, ...) are refused, as they change nothing a profile for BOLT or AutoFDO needs.
+struct EventModifiers {
+  bool user = false;    // u
+  bool kernel = false;  // k
+  uint8_t precise = 0;  // number of p, 0..3
+  bool operator==(const EventModifiers&) const = default;
+};
+
+// perf's -j: which branches fill the stack and at which privilege levels. Always `any` (every
+// taken branch: what BOLT and AutoFDO need). With neither u nor k (perf's -b) the kernel records
+// at the event's own levels.
+struct BranchFilter {
+  bool user = false;    // u
+  bool kernel = false;  // k
+  bool operator==(const BranchFilter&) const = default;
+};
+
+// What -e (and -b / -j) asked for.
+struct EventSpec {
+  EventRequest request = EventRequest::Auto;
+  uint64_t raw_config = 0;             // Raw only
+  std::string raw_hex;                 // Raw only: the digits as written, for the event's name
+  EventModifiers modifiers;            // Raw only
+  std::optional<BranchFilter> branches;  // -b / -j; empty: the engine's own (or none)
+
+  EventSpec() = default;
+  EventSpec(EventRequest r) : request(r) {}  // NOLINT: a bare engine name is a whole spec
+  bool operator==(const EventSpec&) const = default;
+};
 
 // What actually samples.
 //   BranchStack  hardware cycles with a branch stack: Intel LBR / Arch LBR, AMD LbrExtV2, Arm BRBE
 //   Brs          AMD Zen3 BRS: raw event 0xc4 (retired taken branches) with a 16-entry branch
 //                stack; the kernel takes it only with a fixed period above 16, never freq
 // SPE would join here.
-enum class SamplingEngine { Cycles, CpuClock, BranchStack, Brs };
+//   Raw          a raw event of the core PMU (PERF_TYPE_RAW), with a branch stack when asked
+enum class SamplingEngine { Cycles, CpuClock, BranchStack, Brs, Raw };
 
 // AMD BRS's raw event: RETIRED_TAKEN_BRANCH_INSTRUCTIONS (sysfs alias `branch-brs`).
 inline constexpr uint64_t kAmdBrsRawEvent = 0xc4;
@@ -54,7 +93,7 @@ struct SamplingRate {
 };
 
 struct EventOptions {
-  EventRequest event = EventRequest::Auto;
+  EventSpec event;                       // -e, -b, -j
   std::optional<uint64_t> frequency_hz;  // -F
   std::optional<uint64_t> period;        // -c
 };
@@ -65,8 +104,19 @@ class EventSelectionError : public std::runtime_error {
   explicit EventSelectionError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// "auto", "cycles", "cpu-clock", "lbr", "brs"; throws EventSelectionError for anything else.
-EventRequest parse_event_request(std::string_view name);
+// "auto", "cycles", "cpu-clock", "lbr", "brs" or "rHEX[:MODIFIERS]", optionally followed by
+// " -b" or " -j FILTER" (as with_branch_request() writes them); throws EventSelectionError for
+// anything else.
+EventSpec parse_event_request(std::string_view text);
+
+// perf's -j argument: "any" with optional "u" and "k", comma-separated, in any order.
+BranchFilter parse_branch_filter(std::string_view text);
+
+// The -e text with the CLI's -b (`any_branch`) or -j FILTER folded in, for parse_event_request:
+// the event and its branch request travel together as one option. Checks the filter now, so a
+// bad -j is a usage error before anything starts; throws EventSelectionError for both -b and -j.
+std::string with_branch_request(const std::string& event, bool any_branch,
+                                const std::string& filter);
 
 // The trial open: 0 when the kernel accepts the attr, else its errno.
 using PerfOpenProbe = std::function<int(const perf_event_attr&)>;
@@ -87,7 +137,10 @@ struct EventSelection {
   BranchHardware branch_hardware = BranchHardware::None;  // what records the branch stack
   SamplingRate rate;
   bool include_kernel = false;
-  std::string name;          // as perf names it: "cycles", "cpu-clock:u"
+  std::string name;          // as perf names it: "cycles", "cpu-clock:u", "r20c4:k"
+  uint64_t raw_config = 0;   // Raw: the config
+  EventModifiers modifiers;  // Raw: after the kernel rule (a bare raw event may become :u)
+  std::optional<BranchFilter> branches;  // the branch request; empty: the engine's default
   std::string engine_note;   // which event and why: "no hardware PMU (cycles: ENOENT), ..."
   std::string kernel_note;   // empty, or why kernel samples are left out
   std::string rate_note;     // empty, or why -F was lowered
@@ -103,8 +156,11 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
 //                    and last of every trailer, so records are attributed without parsing)
 //   side-band        mmap, mmap2, comm, comm_exec, task, sample_id_all, build_id (`with_build_id`;
 //                    Linux 5.12+), mmap_data = 0 (executable mappings only)
-//   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest
-//   branches         branch_sample_type ANY|USER[|KERNEL] for branch engines (perf's -j any,u[,k])
+//   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest.
+//                    Raw: as perf's modifiers (u: exclude_kernel|hv|guest, k: exclude_user|hv,
+//                    uk: exclude_hv|guest), precise_ip from p
+//   branches         branch_sample_type ANY|USER[|KERNEL] for branch engines (perf's -j any,u[,k]);
+//                    `branches` when set: ANY plus its u/k (perf's -b: ANY alone)
 //   start            disabled; inherit unless system-wide (new threads and children follow);
 //                    enable_on_exec in command mode
 perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind target,
@@ -112,7 +168,8 @@ perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind t
 
 // The attr used for the `auto` trial of an engine.
 perf_event_attr make_probe_attr(SamplingEngine engine, const SamplingRate& rate,
-                                bool include_kernel);
+                                bool include_kernel,
+                                const std::optional<BranchFilter>& branches = std::nullopt);
 
 std::string_view engine_event_name(SamplingEngine engine);
 

@@ -60,7 +60,18 @@ int main(int argc, char** argv) {
   std::string pid_list;
   app.add_option("--pid", pid_list, "processes to profile (all their threads and children)");
   app.add_flag("-a,--all-cpus", collect.system_wide, "profile every process");
-  app.add_option("-e,--event", collect.event, "auto, lbr, brs, cycles or cpu-clock")->capture_default_str();
+  app.add_option("-e,--event", collect.event,
+                 "auto, lbr, brs, cycles, cpu-clock, or a raw event rHEX[:u|k|p|pp|ppp] as perf's "
+                 "(r20c4:k)")
+      ->capture_default_str();
+  // perf's branch stack request; folded into the -e text before collection (with_branch_request).
+  bool any_branch = false;
+  std::string branch_filter;
+  auto* any_branch_flag =
+      app.add_flag("-b,--branch-any", any_branch, "sample taken-branch stacks (perf's -b = -j any)");
+  app.add_option("-j,--branch-filter", branch_filter,
+                 "branch stack filter: any[,u][,k] (perf's -j)")
+      ->excludes(any_branch_flag);
   app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)");
   app.add_option("-c,--count", collect.period, "events per sample, instead of -F");
   app.add_option("-m,--mmap-pages", collect.mmap_pages,
@@ -152,6 +163,7 @@ int main(int argc, char** argv) {
         collect.pids.push_back(static_cast<int>(v));
       }
     }
+    collect.event = with_branch_request(collect.event, any_branch, branch_filter);
     if (collect.pids.empty() && collect.command.empty() && !collect.system_wide) {
       std::fputs(app.help().c_str(), stderr);
       return 2;

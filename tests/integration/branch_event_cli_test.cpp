@@ -80,5 +80,50 @@ TEST_F(BranchEventCli, AutoTakesTheFirstEnginePerfCanOpenAndSaysSo) {
   }
 }
 
+// Raw events in perf's words: where perf opens the same request, profcollect must collect; where
+// perf cannot (no PMU here), profcollect must fail at the open and name the event.
+TEST_F(BranchEventCli, RawEventWithABranchStackFollowsWhatPerfCanOpen) {
+  for (const std::vector<std::string>& words :
+       {std::vector<std::string>{"-e", "r20c4:u", "-b", "-c", "100003"},
+        std::vector<std::string>{"-e", "r0c4", "-c", "100003", "-j", "any,u"}}) {
+    std::string joined;
+    for (const auto& w : words) joined += " " + w;
+    SCOPED_TRACE(joined);
+    std::vector<std::string> args = words;
+    args.insert(args.end(), {"-o", (dir_ / "out").string(), "--", "true"});
+    const CommandResult r = profcollect(args);
+    if (perf_opens(words)) {
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_TRUE(contains(r.err, "sampling raw event")) << r.err;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(contains(r.err, "profcollect: error: the event " + words[1].substr(0, 5)))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "is not supported on this machine")) << r.err;
+  }
+}
+
+TEST_F(BranchEventCli, RawEventSyntaxErrorsAreUsageErrors) {
+  struct Bad {
+    std::vector<std::string> words;
+    std::string says;
+  };
+  for (const Bad& b : {Bad{{"-e", "r20c4:h"}, "modifier 'h' is not taken"},
+                       Bad{{"-e", "r0x20c4"}, "1 to 16 hex digits"},
+                       Bad{{"-e", "r0c4", "-j", "any,cond"}, "-j takes any[,u][,k]"},
+                       Bad{{"-e", "cpu-clock", "-b"}, "-b / -j ask for a branch stack"}}) {
+    std::vector<std::string> args = b.words;
+    args.insert(args.end(), {"-o", (dir_ / "out").string(), "--", "true"});
+    const CommandResult r = profcollect(args);
+    EXPECT_EQ(r.exit_code, 2) << b.words[1] << ": " << r.err;
+    EXPECT_TRUE(contains(r.err, b.says)) << r.err;
+  }
+  // -b and -j are one request, given once.
+  const CommandResult r =
+      profcollect({"-e", "r0c4", "-b", "-j", "any", "-o", (dir_ / "out").string(), "--", "true"});
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+}
+
 }  // namespace
 }  // namespace profcollect::test

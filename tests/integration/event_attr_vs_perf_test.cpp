@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "collector/event_selection.h"
 #include "tests/integration/test_support.h"
@@ -357,6 +359,95 @@ TEST_F(EventAttrVsPerf, AmdZen3BrsWithAChosenPeriod) {
   const EventSelection s = select_as_on(branch_cpu(BranchHardware::None, true), o, false);
   compare(perf_attr_printed_for({"-e", "r0c4:u", "-c", "20011", "-j", "any,u"}, dir_),
           perf_style(make_sampling_attr(s, TargetKind::Command)), {"PERIOD"});
+}
+
+// ---- Raw events with perf's own words ---------------------------------------------------------
+// `profcollect -e rHEX[:MODS] -b|-j ... -c N [-a]` must ask the kernel for what `perf record` asks
+// with the same words, on each CPU kind: the kernel AutoFDO recipe on Intel (BR_INST_RETIRED.
+// NEAR_TAKEN = r20c4, kernel only, -b, -c 500009, -a), user-space runs, AMD BRS on r0c4.
+
+// The fields that define what is sampled; each must be equal, none may be waived.
+void expect_defining_fields_equal(const Fields& perf, const Fields& ours) {
+  for (const char* name : {"type", "config", "{ bp_addr, config1 }", "{ bp_len, config2 }",
+                           "{ sample_period, sample_freq }", "freq", "branch_sample_type",
+                           "exclude_user", "exclude_kernel", "exclude_hv", "exclude_guest",
+                           "precise_ip"}) {
+    const auto p = perf.find(name), o = ours.find(name);
+    EXPECT_EQ(p == perf.end() ? "(unset)" : p->second, o == ours.end() ? "(unset)" : o->second)
+        << name;
+  }
+  auto branch_stack = [](const Fields& f) {
+    const auto t = f.find("sample_type");
+    return t != f.end() && t->second.find("BRANCH_STACK") != std::string::npos;
+  };
+  EXPECT_EQ(branch_stack(perf), branch_stack(ours)) << "BRANCH_STACK in sample_type";
+}
+
+struct RawCase {
+  const char* cpu_kind;
+  CpuCapabilities cpu;
+  std::string event;       // -e
+  bool any_branch;         // -b
+  std::string filter;      // -j
+  std::optional<uint64_t> period;  // -c
+  bool system_wide;        // -a
+};
+
+TEST_F(EventAttrVsPerf, RawEventsWithBranchStacksForEachCpuKind) {
+  const CpuCapabilities intel = branch_cpu(BranchHardware::IntelLbr, false);
+  const CpuCapabilities zen3 = branch_cpu(BranchHardware::None, true);
+  const CpuCapabilities zen4 = branch_cpu(BranchHardware::AmdLbrV2, true);
+  const std::vector<RawCase> cases = {
+      {"Intel LBR", intel, "r20c4:k", true, "", 500009, true},
+      {"Intel LBR", intel, "r20c4:u", true, "", 100003, false},
+      {"Intel LBR", intel, "r20c4:u", true, "", std::nullopt, false},
+      {"Intel LBR", intel, "r20c4:ppp", false, "any,u,k", std::nullopt, false},
+      {"AMD Zen3 BRS", zen3, "r0c4", false, "any,u", 100003, false},
+      {"AMD Zen3 BRS", zen3, "r0c4:k", true, "", 500009, true},
+      {"AMD Zen4 LbrExtV2", zen4, "r0c4:u", false, "any,u", std::nullopt, false},
+      {"Arm BRBE", branch_cpu(BranchHardware::ArmBrbe, false), "r11", false, "any,u,k", 100003,
+       false},
+  };
+  for (const RawCase& c : cases) {
+    std::vector<std::string> args = {"-e", c.event};
+    if (c.any_branch) args.push_back("-b");
+    if (!c.filter.empty()) args.insert(args.end(), {"-j", c.filter});
+    if (c.period) args.insert(args.end(), {"-c", std::to_string(*c.period)});
+    if (c.system_wide) args.push_back("-a");
+    std::string words;
+    for (const auto& a : args) words += " " + a;
+    SCOPED_TRACE(std::string(c.cpu_kind) + ":" + words);
+
+    // As the CLI does: -b / -j folded into the -e text, parsed back.
+    EventOptions o;
+    o.event = parse_event_request(with_branch_request(c.event, c.any_branch, c.filter));
+    o.period = c.period;
+    const EventSelection s = select_as_on(c.cpu, o, /*include_kernel=*/true);
+    ASSERT_EQ(s.engine, SamplingEngine::Raw);
+    const Fields perf = perf_attr_printed_for(args, dir_);
+    ASSERT_NE(perf.find("branch_sample_type"), perf.end());
+    const Fields ours = perf_style(
+        make_sampling_attr(s, c.system_wide ? TargetKind::SystemWide : TargetKind::Command));
+    expect_defining_fields_equal(perf, ours);
+    // Everything else as for the named engines: -a moves perf's side-band to a dummy event;
+    // with a period perf leaves PERIOD out of the samples.
+    std::set<std::string> allowed;
+    if (c.period) allowed.insert("PERIOD");
+    if (c.system_wide)
+      allowed.insert({"inherit", "mmap", "mmap2", "comm", "comm_exec", "task"});
+    compare(perf, ours, allowed);
+  }
+}
+
+TEST_F(EventAttrVsPerf, RawEventWithoutBranchStack) {
+  EventOptions o;
+  o.event = parse_event_request("r3c");
+  o.frequency_hz = 999;
+  const EventSelection s = select_as_on(branch_cpu(BranchHardware::None, false), o, true);
+  const Fields perf = perf_attr_printed_for({"-e", "r3c", "-F", "999"}, dir_);
+  const Fields ours = perf_style(make_sampling_attr(s, TargetKind::Command));
+  expect_defining_fields_equal(perf, ours);
+  compare(perf, ours, {});
 }
 
 }  // namespace

@@ -409,5 +409,198 @@ TEST(SamplingAttr, IpEnginesHaveNoBranchStack) {
   }
 }
 
+// ---- Raw events and -b / -j (perf's rHEX[:MODIFIERS], -b, -j any[,u][,k]) -------------------
+// The expected fields are perf's documented meaning of the words (tools/perf/Documentation/
+// perf-list.txt: u = user, k = kernel, p = precise_ip; perf-record.txt: -b = -j any), in the
+// perf_event_open ABI; tests/integration/event_attr_vs_perf_test.cpp checks them against perf.
+
+EventSpec spec_of(const std::string& event, bool any_branch = false, const std::string& j = "") {
+  return parse_event_request(with_branch_request(event, any_branch, j));
+}
+
+TEST(RawEventParsing, HexConfigAndModifiers) {
+  EventSpec e = parse_event_request("r20c4:k");
+  EXPECT_EQ(e.request, EventRequest::Raw);
+  EXPECT_EQ(e.raw_config, 0x20c4u);
+  EXPECT_EQ(e.modifiers, (EventModifiers{false, true, 0}));
+  EXPECT_FALSE(e.branches.has_value());
+  e = parse_event_request("r0c4");
+  EXPECT_EQ(e.raw_config, 0xc4u);
+  EXPECT_EQ(e.modifiers, EventModifiers{});
+  // Named as written, as perf names it (r0c4, not rc4).
+  EventOptions o;
+  o.event = e;
+  EXPECT_EQ(select_event(o, context(with_perfmon(), 0)).name, "r0c4");
+  EXPECT_EQ(parse_event_request("r1A2b:upp").modifiers, (EventModifiers{true, false, 2}));
+  EXPECT_EQ(parse_event_request("r1A2b:upp").raw_config, 0x1a2bu);
+  EXPECT_EQ(parse_event_request("r20c4:ppp").modifiers, (EventModifiers{false, false, 3}));
+  EXPECT_EQ(parse_event_request("r20c4:uk").modifiers, (EventModifiers{true, true, 0}));
+  EXPECT_EQ(parse_event_request("rffffffffffffffff").raw_config, ~uint64_t{0});
+}
+
+TEST(RawEventParsing, RejectsWhatPerfSyntaxDoesNotMeanOrWeDoNotTake) {
+  for (const char* bad : {"r", "r0x20c4", "rzz", "r20c4:", "r12345678901234567", "r20c4:pppp",
+                          "r20c4 -x", "cycles:u", "instructions"})
+    EXPECT_THROW(parse_event_request(bad), EventSelectionError) << bad;
+  // Unsupported modifiers are named, with what is taken.
+  for (const char* mod : {"h", "G", "H", "I", "S", "D", "W", "e"}) {
+    try {
+      parse_event_request(std::string("r20c4:u") + mod);
+      FAIL() << mod << " accepted";
+    } catch (const EventSelectionError& err) {
+      const std::string what = err.what();
+      EXPECT_NE(what.find(std::string("modifier '") + mod + "'"), std::string::npos) << what;
+      EXPECT_NE(what.find("u (user), k (kernel) and p, pp or ppp"), std::string::npos) << what;
+    }
+  }
+}
+
+TEST(RawEventParsing, BranchRequests) {
+  EXPECT_EQ(spec_of("r20c4:k", true).branches, BranchFilter{});
+  EXPECT_EQ(spec_of("r0c4", false, "any,u").branches, (BranchFilter{true, false}));
+  EXPECT_EQ(spec_of("r0c4", false, "k,any,u").branches, (BranchFilter{true, true}));
+  EXPECT_EQ(spec_of("lbr", false, "any").branches, BranchFilter{});
+  EXPECT_FALSE(spec_of("r0c4").branches.has_value());
+  EXPECT_EQ(with_branch_request("auto", false, ""), "auto");
+  for (const char* bad : {"u", "", "any,hv", "any_call", "any,", "any,u,x"})
+    EXPECT_THROW(parse_branch_filter(bad), EventSelectionError) << bad;
+  EXPECT_THROW(with_branch_request("r0c4", false, "any,cond"), EventSelectionError);
+  EXPECT_THROW(with_branch_request("r0c4", true, "any"), EventSelectionError);
+}
+
+EventOptions raw_options(const std::string& event, bool any_branch = false,
+                         const std::string& j = "") {
+  EventOptions o;
+  o.event = spec_of(event, any_branch, j);
+  return o;
+}
+
+TEST(RawEventSelection, IntelAutoFdoKernelRequestFieldByField) {
+  // perf record -e BR_INST_RETIRED.NEAR_TAKEN:k -a -N -b -c 500009 (the kernel AutoFDO recipe).
+  ProbeLog log;
+  EventOptions o = raw_options("r20c4:k", true);
+  o.period = 500009;
+  const EventSelection s =
+      select_event(o, context_for(cpu_with(BranchHardware::IntelLbr), {}, &log));
+  EXPECT_TRUE(log.asked.empty());  // a raw event is not tried: the real open says what fails
+  EXPECT_EQ(s.engine, SamplingEngine::Raw);
+  EXPECT_EQ(s.name, "r20c4:k");
+  EXPECT_TRUE(s.include_kernel);
+  const auto a = make_sampling_attr(s, TargetKind::SystemWide);
+  EXPECT_EQ(a.type, uint32_t{PERF_TYPE_RAW});
+  EXPECT_EQ(a.config, 0x20c4u);
+  EXPECT_EQ(a.config1, 0u);
+  EXPECT_EQ(a.config2, 0u);
+  EXPECT_EQ(a.freq, 0u);
+  EXPECT_EQ(a.sample_period, 500009u);
+  EXPECT_EQ(a.exclude_user, 1u);
+  EXPECT_EQ(a.exclude_kernel, 0u);
+  EXPECT_EQ(a.exclude_hv, 1u);
+  EXPECT_EQ(a.exclude_guest, 0u);  // perf's `k` alone leaves guests in
+  EXPECT_EQ(a.precise_ip, 0u);
+  EXPECT_NE(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY});  // -b: the event's levels
+  EXPECT_EQ(a.inherit, 0u);
+}
+
+TEST(RawEventSelection, UserOnlyPreciseAndDefaultRate) {
+  const EventSelection s =
+      select_event(raw_options("r20c4:upp", false, "any,u"),
+                   context_for(cpu_with(BranchHardware::IntelLbr), {}, nullptr));
+  EXPECT_FALSE(s.include_kernel);
+  const auto a = make_sampling_attr(s, TargetKind::Command);
+  EXPECT_EQ(a.freq, 1u);
+  EXPECT_EQ(a.sample_freq, kDefaultFrequencyHz);
+  EXPECT_EQ(a.exclude_user, 0u);
+  EXPECT_EQ(a.exclude_kernel, 1u);
+  EXPECT_EQ(a.exclude_hv, 1u);
+  EXPECT_EQ(a.exclude_guest, 1u);
+  EXPECT_EQ(a.precise_ip, 2u);
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER});
+  // No modifier, no branch stack: every level, nothing excluded but guests.
+  const auto b = make_sampling_attr(
+      select_event(raw_options("r3c"), context_for(cpu_with(BranchHardware::None), {}, nullptr)),
+      TargetKind::Command);
+  EXPECT_EQ(b.config, 0x3cu);
+  EXPECT_EQ(b.exclude_user + b.exclude_kernel + b.exclude_hv, 0u);
+  EXPECT_EQ(b.exclude_guest, 1u);
+  EXPECT_EQ(b.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(b.branch_sample_type, 0u);
+}
+
+TEST(RawEventSelection, KernelRuleWithoutPermission) {
+  const auto ctx = context_for(cpu_with(BranchHardware::IntelLbr), {}, nullptr, unprivileged());
+  // A bare raw event becomes :u, as perf falls back, and says why.
+  EventSelection s = select_event(raw_options("r20c4", true), ctx);
+  EXPECT_EQ(s.name, "r20c4:u");
+  EXPECT_FALSE(s.include_kernel);
+  EXPECT_NE(s.kernel_note.find("kernel samples are left out"), std::string::npos);
+  const auto a = make_sampling_attr(s, TargetKind::Command);
+  EXPECT_EQ(a.exclude_kernel, 1u);
+  EXPECT_EQ(a.exclude_hv, 1u);
+  // :u asked for is no restriction: no note.
+  EXPECT_TRUE(select_event(raw_options("r20c4:u", true), ctx).kernel_note.empty());
+  // Kernel asked for explicitly: refused, saying why.
+  for (EventOptions o : {raw_options("r20c4:k", true), raw_options("r20c4:u", false, "any,u,k"),
+                         raw_options("lbr", false, "any,k")}) {
+    try {
+      select_event(o, ctx);
+      FAIL() << "kernel request accepted";
+    } catch (const EventSelectionError& e) {
+      EXPECT_NE(std::string(e.what()).find("perf_event_paranoid is 2"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(RawEventSelection, BrsRulesForR0c4WithABranchStackOnZen3) {
+  const auto zen3 = context_for(cpu_with(BranchHardware::None, true), {}, nullptr);
+  EventSelection s = select_event(raw_options("r0c4", false, "any,u"), zen3);
+  EXPECT_EQ(s.branch_hardware, BranchHardware::AmdBrs);
+  EXPECT_FALSE(s.rate.by_frequency);
+  EXPECT_EQ(s.rate.value, kDefaultBrsPeriod);
+  EventOptions o = raw_options("r0c4", false, "any,u");
+  o.frequency_hz = 999;
+  try {
+    select_event(o, zen3);
+    FAIL() << "-F accepted for BRS";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("fixed period only"), std::string::npos) << e.what();
+  }
+  o.frequency_hz.reset();
+  o.period = 16;
+  EXPECT_THROW(select_event(o, zen3), EventSelectionError);
+  o.period = 17;
+  EXPECT_EQ(select_event(o, zen3).rate.value, 17u);
+  // Another event with a branch stack: Zen3 has no stack for it.
+  EXPECT_THROW(select_event(raw_options("r20c4", true), zen3), EventSelectionError);
+  // Without a branch stack r0c4 is a plain counter: -F is fine.
+  o = raw_options("r0c4");
+  o.frequency_hz = 999;
+  EXPECT_TRUE(select_event(o, zen3).rate.by_frequency);
+  // Zen4's LbrExtV2 records beside any event, by frequency too.
+  o = raw_options("r0c4", true);
+  o.frequency_hz = 999;
+  s = select_event(o, context_for(cpu_with(BranchHardware::AmdLbrV2, true), {}, nullptr));
+  EXPECT_TRUE(s.rate.by_frequency);
+  EXPECT_EQ(s.branch_hardware, BranchHardware::AmdLbrV2);
+}
+
+TEST(RawEventSelection, BranchRequestOnTheNamedEngines) {
+  const auto lbr = context_for(cpu_with(BranchHardware::IntelLbr), {}, nullptr);
+  // -e cycles -b is a branch stack on cycles, with perf's -b filter.
+  EventSelection s = select_event(raw_options("cycles", true), lbr);
+  EXPECT_EQ(s.engine, SamplingEngine::BranchStack);
+  auto a = make_sampling_attr(s, TargetKind::Command);
+  EXPECT_EQ(a.type, uint32_t{PERF_TYPE_HARDWARE});
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY});
+  a = make_sampling_attr(select_event(raw_options("brs", false, "any,u"),
+                                      context_for(cpu_with(BranchHardware::None, true), {}, nullptr)),
+                         TargetKind::Command);
+  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER});
+  EXPECT_THROW(select_event(raw_options("auto", true), lbr), EventSelectionError);
+  EXPECT_THROW(select_event(raw_options("cpu-clock", false, "any"), lbr), EventSelectionError);
+}
+
 }  // namespace
 }  // namespace profcollect
