@@ -14,15 +14,20 @@ size_t align8(size_t n) { return (n + 7) & ~size_t{7}; }
 TimeOrderer::TimeOrderer(size_t max_buffered_bytes) : max_buffered_bytes_(max_buffered_bytes) {}
 
 void TimeOrderer::compact() {
-  // Only pending records are alive: copy them to the front of the spare arena.
-  if (spare_.size() < arena_.size()) spare_.resize(arena_.size());
+  // Only pending records are alive: slide them to the front of the arena in arena order, so
+  // each moves down over dead bytes or itself, never over one not yet moved. In place: a second
+  // arena would double the memory of a full queue.
+  compact_order_.clear();
+  for (uint32_t i = 0; i < pending_.size(); ++i) compact_order_.push_back(i);
+  std::sort(compact_order_.begin(), compact_order_.end(),
+            [this](uint32_t a, uint32_t b) { return pending_[a].arena_pos < pending_[b].arena_pos; });
   size_t used = 0;
-  for (Entry& e : pending_) {
-    std::memcpy(spare_.data() + used, arena_.data() + e.arena_pos, e.size);
+  for (uint32_t i : compact_order_) {
+    Entry& e = pending_[i];
+    std::memmove(arena_.data() + used, arena_.data() + e.arena_pos, e.size);
     e.arena_pos = used;
     used += align8(e.size);
   }
-  arena_.swap(spare_);
   arena_used_ = used;
 }
 
@@ -37,8 +42,16 @@ void TimeOrderer::push(const RawRecord& r, uint64_t time) {
   const bool timed = time != 0 && time != kNoTime;
   if (timed) max_time_ = std::max(max_time_, time);
   const size_t size = r.bytes.size();
-  if (arena_.size() - arena_used_ < size)
-    arena_.resize(std::max(arena_.size() * 2, arena_used_ + (64u << 10)));
+  if (arena_.size() - arena_used_ < size) {
+    // Past the limit half the queue goes out at once, so the limit and one more record (64 KiB
+    // at most) is all the arena ever needs unless the consumer holds records back. Reserved
+    // once (untouched pages cost no memory): growing by copying would hold the old and the new
+    // arena at once.
+    const size_t limit = max_buffered_bytes_ + (64u << 10) + 8;
+    if (arena_.capacity() < limit) arena_.reserve(limit);
+    size_t grown = std::max(arena_.size() * 2, arena_used_ + (64u << 10));
+    arena_.resize(std::min(grown, std::max(limit, arena_used_ + size)));
+  }
   std::memcpy(arena_.data() + arena_used_, r.bytes.data(), size);
   pending_.push_back(Entry{timed ? time : max_time_, seq_++, r.offset, arena_used_, r.type,
                            r.stream, r.misc, static_cast<uint16_t>(size)});

@@ -59,7 +59,8 @@ class TimeOrderer {
   void compact();
 
   size_t max_buffered_bytes_;
-  std::vector<uint8_t> arena_, spare_;
+  std::vector<uint8_t> arena_;
+  std::vector<uint32_t> compact_order_;  // pending_ indices by arena position (reused)
   size_t arena_used_ = 0;
   std::vector<Entry> pending_;
   std::vector<Entry> ready_;
