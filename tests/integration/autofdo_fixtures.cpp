@@ -1,10 +1,5 @@
 #include "tests/integration/autofdo_fixtures.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <mutex>
 #include <variant>
 
 #include "collector/perf_data_reader.h"
@@ -13,6 +8,7 @@
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
 #include "mapper/sample_resolver.h"
+#include "tests/integration/fixture_set.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -20,61 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kToolsMissingStatus = 77;
-
-enum class State { ready, tools_missing, failed };
-
-struct Status {
-  State state = State::failed;
-  std::string message;
-  fs::path dir;
-};
-
-fs::path script_path() { return source_dir() / "tests" / "fixtures" / "make_autofdo_fixtures.sh"; }
-
-bool up_to_date(const fs::path& dir) {
-  std::error_code error;
-  const auto stamp = fs::last_write_time(dir / "autofdo.stamp", error);
-  if (error) return false;
-  if (fs::last_write_time(script_path()) > stamp) return false;
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests" / "fixtures" / "autofdo_src")) {
-    if (entry.last_write_time() > stamp) return false;
-  }
-  return true;
-}
-
-Status generate() {
-  Status status;
-  status.dir = binary_dir() / "fixtures" / "autofdo";
-  fs::create_directories(status.dir);
-  const int lock = ::open((status.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    status.message = "cannot lock " + (status.dir / ".lock").string();
-    if (lock >= 0) ::close(lock);
-    return status;
-  }
-  if (up_to_date(status.dir)) {
-    status.state = State::ready;
-  } else {
-    const std::vector<std::string> argv = {"sh", script_path().string(), status.dir.string()};
-    const CommandResult run = run_command(argv, {.cwd = status.dir, .timeout = std::chrono::seconds(600)});
-    if (run.exit_code == 0) {
-      status.state = State::ready;
-    } else {
-      status.state = run.exit_code == kToolsMissingStatus ? State::tools_missing : State::failed;
-      status.message = run.describe(argv);
-    }
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return status;
-}
-
-const Status& fixtures() {
-  static std::once_flag once;
-  static Status status;
-  std::call_once(once, [] { status = generate(); });
-  return status;
+FixtureSet& autofdo_set() {
+  static FixtureSet set({.name = "autofdo", .script = "make_autofdo_fixtures.sh", .source_folder = "autofdo_src"});
+  return set;
 }
 
 }  // namespace
@@ -83,13 +27,11 @@ void AutofdoFixtureTest::SetUp() {
   for (const char* tool : {"llvm-profgen-19", "llvm-profdata-19", "perf"}) {
     if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
   }
-  const Status& status = fixtures();
-  if (status.state == State::tools_missing) GTEST_SKIP() << "AutoFDO fixtures cannot be made here: " << status.message;
-  ASSERT_EQ(status.state, State::ready) << "make_autofdo_fixtures.sh failed: " << status.message;
+  autofdo_set().require_ready();
 }
 
 fs::path AutofdoFixtureTest::fixture(const std::string& name) {
-  return fs::weakly_canonical(fixtures().dir / name);
+  return fs::weakly_canonical(autofdo_set().status().dir / name);
 }
 
 IpProfile read_ip_profile(const fs::path& perf_data, const fs::path& binary) {

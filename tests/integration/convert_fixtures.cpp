@@ -1,85 +1,24 @@
 #include "tests/integration/convert_fixtures.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <mutex>
-
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
 namespace {
 
-namespace fs = std::filesystem;
-
-constexpr int kToolsMissingStatus = 77;  // the script's "cannot record here" exit status
-
-fs::path script_path() { return source_dir() / "tests" / "fixtures" / "make_convert_fixtures.sh"; }
-
-// The stamp is written last by the script; the set is stale when the script or a source of a
-// fixture program is newer than it.
-bool fixtures_up_to_date(const fs::path& dir) {
-  const fs::path stamp = dir / "convert.stamp";
-  std::error_code error;
-  const auto stamp_time = fs::last_write_time(stamp, error);
-  if (error) return false;
-  if (fs::last_write_time(script_path()) > stamp_time) return false;
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests" / "fixtures" / "src"))
-    if (entry.last_write_time() > stamp_time) return false;
-  return true;
-}
-
-FixtureStatus generate() {
-  FixtureStatus status;
-  status.dir = binary_dir() / "fixtures" / "convert";
-  fs::create_directories(status.dir);
-
-  // Another test process may be generating right now: wait for it, then look again.
-  const int lock = ::open((status.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    status.message = "cannot lock " + (status.dir / ".lock").string();
-    if (lock >= 0) ::close(lock);
-    return status;
-  }
-  if (fixtures_up_to_date(status.dir)) {
-    status.state = FixtureState::ready;
-  } else {
-    const std::vector<std::string> argv = {"sh", script_path().string(), status.dir.string()};
-    const CommandResult run = run_command(argv, {.cwd = status.dir, .timeout = std::chrono::seconds(600)});
-    if (run.exit_code == 0) {
-      status.state = FixtureState::ready;
-    } else {
-      status.state =
-          run.exit_code == kToolsMissingStatus ? FixtureState::tools_missing : FixtureState::failed;
-      status.message = run.describe(argv);
-    }
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return status;
+FixtureSet& convert_set() {
+  static FixtureSet set({.name = "convert", .script = "make_convert_fixtures.sh", .source_folder = "src"});
+  return set;
 }
 
 }  // namespace
 
-const FixtureStatus& convert_fixtures() {
-  static std::once_flag once;
-  static FixtureStatus status;
-  std::call_once(once, [] { status = generate(); });
-  return status;
-}
+const FixtureStatus& convert_fixtures() { return convert_set().status(); }
 
-void ConvertFixtureTest::SetUp() {
-  const FixtureStatus& status = convert_fixtures();
-  if (status.state == FixtureState::tools_missing)
-    GTEST_SKIP() << "convert fixtures cannot be made here: " << status.message;
-  ASSERT_EQ(status.state, FixtureState::ready)
-      << "make_convert_fixtures.sh failed: " << status.message;
-}
+void ConvertFixtureTest::SetUp() { convert_set().require_ready(); }
 
 std::filesystem::path ConvertFixtureTest::fixture(const std::string& name) {
   // Canonical, so paths compare equal to the ones the kernel recorded in MMAP events.
-  return fs::weakly_canonical(convert_fixtures().dir / name);
+  return std::filesystem::weakly_canonical(convert_fixtures().dir / name);
 }
 
 bool ConvertFixtureTest::tool_missing(const std::string& tool) { return !have_executable(tool); }

@@ -7,15 +7,9 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/integration/fixture_set.h"
+
 namespace profcollect::test {
-
-enum class FixtureState { ready, tools_missing, failed };
-
-struct FixtureStatus {
-  FixtureState state = FixtureState::failed;
-  std::string message;  // why not ready: the script's stderr
-  std::filesystem::path dir;
-};
 
 // Generates the fixtures if they are missing or older than the script (under a file lock, so
 // tests that ctest runs in parallel generate them once), and remembers the outcome.

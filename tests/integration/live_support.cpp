@@ -3,13 +3,11 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
-#include <mutex>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -20,51 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kToolsMissingStatus = 77;  // make_live_fixtures.sh: "cannot build or sample here"
-
-fs::path script_path() { return source_dir() / "tests" / "fixtures" / "make_live_fixtures.sh"; }
-
-// The stamp is written last by the script; the set is stale when the script or a source it
-// builds is newer.
-bool fixtures_up_to_date(const fs::path& dir) {
-  std::error_code error;
-  const auto stamp_time = fs::last_write_time(dir / "live.stamp", error);
-  if (error) return false;
-  if (fs::last_write_time(script_path()) > stamp_time) return false;
-  for (const auto& entry : fs::directory_iterator(source_dir() / "tests" / "fixtures" / "src")) {
-    const std::string name = entry.path().filename().string();
-    if ((name.starts_with("live_") || name == "hot.c") && entry.last_write_time() > stamp_time)
-      return false;
-  }
-  return true;
-}
-
-FixtureStatus generate() {
-  FixtureStatus status;
-  status.dir = binary_dir() / "fixtures" / "live";
-  fs::create_directories(status.dir);
-  // Another test process may be generating right now: wait for it, then look again.
-  const int lock = ::open((status.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    status.message = "cannot lock " + (status.dir / ".lock").string();
-    if (lock >= 0) ::close(lock);
-    return status;
-  }
-  if (fixtures_up_to_date(status.dir)) {
-    status.state = FixtureState::ready;
-  } else {
-    const std::vector<std::string> argv = {"sh", script_path().string(), status.dir.string()};
-    const CommandResult run = run_command(argv, {.cwd = status.dir, .timeout = std::chrono::seconds(300)});
-    if (run.exit_code == 0) {
-      status.state = FixtureState::ready;
-    } else {
-      status.state = run.exit_code == kToolsMissingStatus ? FixtureState::tools_missing : FixtureState::failed;
-      status.message = run.describe(argv);
-    }
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return status;
+// The set is stale when the script or a source it builds (live_*, hot.c) changes.
+FixtureSet& live_set() {
+  static FixtureSet set({.name = "live",
+                         .script = "make_live_fixtures.sh",
+                         .source_folder = "src",
+                         .is_source = [](std::string_view file) { return file.starts_with("live_") || file == "hot.c"; },
+                         .timeout = std::chrono::seconds(300)});
+  return set;
 }
 
 std::optional<uint64_t> parse_number(std::string_view text, int base) {
@@ -85,19 +46,9 @@ std::string file_or_empty(const fs::path& path) {
 
 }  // namespace
 
-const FixtureStatus& live_fixtures() {
-  static std::once_flag once;
-  static FixtureStatus status;
-  std::call_once(once, [] { status = generate(); });
-  return status;
-}
+const FixtureStatus& live_fixtures() { return live_set().status(); }
 
-void LiveFixtureTest::SetUp() {
-  const FixtureStatus& status = live_fixtures();
-  if (status.state == FixtureState::tools_missing)
-    GTEST_SKIP() << "live fixtures cannot be made here: " << status.message;
-  ASSERT_EQ(status.state, FixtureState::ready) << "make_live_fixtures.sh failed: " << status.message;
-}
+void LiveFixtureTest::SetUp() { live_set().require_ready(); }
 
 fs::path LiveFixtureTest::fixture(const std::string& name) {
   return fs::weakly_canonical(live_fixtures().dir / name);
