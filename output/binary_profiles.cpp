@@ -209,7 +209,8 @@ void BinaryProfiles::flush(ProfileStore& store) {
     if (b.branches) {
       if (b.ranges) b.branches->ranges = b.ranges->profile();
       s.branches = b.branches.get();
-      if (!b.blocks) {
+      if (!b.blocks && !b.blocks_tried) {
+        b.blocks_tried = true;  // said once, not at every flush
         try {
           b.blocks = std::make_shared<BoltBlockMap>(*b.opened.elf);
         } catch (const std::exception& e) {

@@ -89,6 +89,7 @@ class BinaryProfiles {
     std::unique_ptr<BranchSamples> branches;       // this run's; its ranges filled at flush
     std::unique_ptr<BranchStackCounter> ranges;    // null without debug info
     std::shared_ptr<BoltBlockMap> blocks;          // for branch fdata, made at the first flush
+    bool blocks_tried = false;
   };
   static constexpr int32_t kUndecided = -1, kNotSelected = -2, kUnreadable = -3;
 
