@@ -5,15 +5,10 @@
 // forwards and backwards, inside and across functions, from inside ("F") and from outside ("f").
 // PreaggWriter writes it, `perf2bolt --pa` turns it into fdata, and FdataBranchWriter must give
 // the same lines (sorted).
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <fstream>
-#include <mutex>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -24,6 +19,7 @@
 #include "output/branch_profile.h"
 #include "output/fdata_branch_writer.h"
 #include "output/preagg_writer.h"
+#include "tests/integration/fixture_set.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect {
@@ -33,57 +29,16 @@ namespace fs = std::filesystem;
 using test::run_command;
 
 constexpr const char* kPerf2bolt = "/usr/lib/llvm-19/bin/perf2bolt";
-constexpr int kToolsMissingStatus = 77;
 
-struct Fixtures {
-  bool ready = false;
-  bool tools_missing = false;
-  std::string message;
-  fs::path dir;
-};
-
-fs::path script_path() {
-  return test::source_dir() / "tests" / "fixtures" / "make_branch_bolt_fixtures.sh";
+// The binaries: built once per build tree, again when the script or a source changes.
+test::FixtureSet& branch_bolt_set() {
+  static test::FixtureSet set({.name = "branch_bolt",
+                               .script = "make_branch_bolt_fixtures.sh",
+                               .source_folder = "branch_bolt_src"});
+  return set;
 }
 
-bool up_to_date(const fs::path& dir) {
-  std::error_code error;
-  const auto stamp = fs::last_write_time(dir / "branch_bolt.stamp", error);
-  if (error) return false;
-  if (fs::last_write_time(script_path()) > stamp) return false;
-  for (const auto& entry :
-       fs::directory_iterator(test::source_dir() / "tests" / "fixtures" / "branch_bolt_src"))
-    if (entry.last_write_time() > stamp) return false;
-  return true;
-}
-
-// Generated once per build tree, under a lock so parallel test processes do it once.
-const Fixtures& fixtures() {
-  static std::once_flag once;
-  static Fixtures result;
-  std::call_once(once, [] {
-    result.dir = test::binary_dir() / "fixtures" / "branch_bolt";
-    fs::create_directories(result.dir);
-    const int lock = ::open((result.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-      result.message = "cannot lock " + (result.dir / ".lock").string();
-      if (lock >= 0) ::close(lock);
-      return;
-    }
-    if (up_to_date(result.dir)) {
-      result.ready = true;
-    } else {
-      const std::vector<std::string> argv = {"sh", script_path().string(), result.dir.string()};
-      const test::CommandResult run = run_command(argv, {.cwd = result.dir});
-      result.ready = run.exit_code == 0;
-      result.tools_missing = run.exit_code == kToolsMissingStatus;
-      result.message = run.describe(argv);
-    }
-    ::flock(lock, LOCK_UN);
-    ::close(lock);
-  });
-  return result;
-}
+const fs::path& fixtures_dir() { return branch_bolt_set().status().dir; }
 
 struct Disassembly {
   struct Branch {
@@ -208,19 +163,17 @@ class FdataBranchVsPerf2boltPa : public ::testing::TestWithParam<std::string> {
   void SetUp() override {
     if (!test::have_executable(kPerf2bolt)) GTEST_SKIP() << kPerf2bolt << " is not installed";
     if (!test::have_executable("objdump")) GTEST_SKIP() << "objdump is not installed";
-    const Fixtures& made = fixtures();
-    if (made.tools_missing) GTEST_SKIP() << "fixtures cannot be made here: " << made.message;
-    ASSERT_TRUE(made.ready) << "make_branch_bolt_fixtures.sh failed: " << made.message;
+    branch_bolt_set().require_ready();
   }
 };
 
 TEST_P(FdataBranchVsPerf2boltPa, SameFdataLines) {
-  const fs::path binary_path = fixtures().dir / GetParam();
+  const fs::path binary_path = fixtures_dir() / GetParam();
   const Disassembly code = disassemble(binary_path);
   ASSERT_GT(code.branches.size(), 5u);
   const BranchProfile profile = profile_from(code);
 
-  const fs::path work = fixtures().dir / (GetParam() + ".work");
+  const fs::path work = fixtures_dir() / (GetParam() + ".work");
   fs::create_directories(work);
   const fs::path preagg = work / "profile.preagg";
   const fs::path reference = work / "perf2bolt.fdata";

@@ -70,9 +70,11 @@ bool FixtureSet::up_to_date(const fs::path& dir) const {
   std::vector<fs::path> inputs = spec_.other_inputs;
   inputs.push_back(fixtures_source_dir() / spec_.script);
   inputs.push_back(fixtures_source_dir() / "fixture_lib.sh");
-  for (const auto& entry : fs::directory_iterator(fixtures_source_dir() / spec_.source_folder)) {
-    if (!spec_.is_source || spec_.is_source(entry.path().filename().string()))
-      inputs.push_back(entry.path());
+  if (!spec_.source_folder.empty()) {
+    for (const auto& entry : fs::directory_iterator(fixtures_source_dir() / spec_.source_folder)) {
+      if (!spec_.is_source || spec_.is_source(entry.path().filename().string()))
+        inputs.push_back(entry.path());
+    }
   }
   for (const auto& input : inputs)
     if (!not_newer(input, stamp_time)) return false;

@@ -34,6 +34,7 @@ struct FixtureSetSpec {
   std::vector<std::string> arguments{};
   // The program sources, a folder under tests/fixtures/: the set is stale when one of its
   // entries (those `is_source` accepts by file name, all when it is empty) is newer than the stamp.
+  // Empty: the script builds no programs (it only records tools already installed).
   std::string source_folder{};
   std::function<bool(std::string_view file_name)> is_source{};
   // Other files the set is made from (a recorder program, ...); a missing one makes it stale.

@@ -99,6 +99,35 @@ void attempts(int out) {
   }
 }
 
+// Exit statuses of the child besides 0 (every attempt was made).
+constexpr int kCannotBecomeNobody = 3;
+constexpr int kExceptionEscaped = 4;
+
+// The whole life of the forked child: it must end here, with _exit, whatever happens. An
+// exception escaping into the forked copy of the test binary would otherwise make it go on
+// running the remaining tests as nobody, and exit() would run the parent's atexit handlers
+// and flush its stdio buffers twice. The parent learns everything from the exit status and the
+// lines written to `out`.
+[[noreturn]] void run_child(int out) noexcept {
+  int status = 0;
+  try {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+      status = kCannotBecomeNobody;
+    } else {
+      attempts(out);
+    }
+  } catch (const std::exception& e) {
+    const std::string line = std::string("child-exception\t") + e.what() + '\n';
+    (void)!::write(out, line.data(), line.size());
+    status = kExceptionEscaped;
+  } catch (...) {
+    const std::string line = "child-exception\tnot a std::exception\n";
+    (void)!::write(out, line.data(), line.size());
+    status = kExceptionEscaped;
+  }
+  ::_exit(status);
+}
+
 struct Outcome {
   std::string result, detail;
 };
@@ -115,10 +144,7 @@ TEST(LivePermissions, UnprivilegedUserAtParanoidTwo) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     ::close(fds[0]);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0)
-      ::_exit(3);
-    attempts(fds[1]);
-    ::_exit(0);
+    run_child(fds[1]);
   }
   ::close(fds[1]);
   std::string text;
@@ -127,8 +153,10 @@ TEST(LivePermissions, UnprivilegedUserAtParanoidTwo) {
   ::close(fds[0]);
   int status = 0;
   ::waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status
-                                                              << "\n" << text;
+  ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << WTERMSIG(status) << "\n" << text;
+  ASSERT_NE(WEXITSTATUS(status), kCannotBecomeNobody) << "the child could not become nobody";
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "child exit status (" << kExceptionEscaped
+                                    << ": an exception escaped)\n" << text;
   std::map<std::string, Outcome> got;
   for (const std::string& line : test::split_lines(text)) {
     const size_t a = line.find('\t'), b = line.find('\t', a + 1);

@@ -2,9 +2,7 @@
 // killed mid-run; see tests/fixtures/make_perf_data_variants.sh), read by our reader and judged
 // by perf 6.1: the same samples, mappings and task records as `perf script`, the same record
 // counts as `perf report -D`. Pipe mode is also read from standard input.
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -13,10 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include "collector/perf_data_reader.h"
+#include "tests/integration/fixture_set.h"
 #include "tests/integration/perf_script_oracle.h"
 #include "tests/integration/test_support.h"
 
@@ -25,52 +23,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kCannotRecordStatus = 77;
-
-struct Fixtures {
-  bool ready = false;
-  bool cannot_record = false;
-  std::string message;
-  fs::path dir;
-};
-
-fs::path script_path() {
-  return source_dir() / "tests" / "fixtures" / "make_perf_data_variants.sh";
+// The recordings: made once per build tree, again when the script (or fixture_lib.sh) changes.
+// The script builds nothing, so it has no program sources.
+FixtureSet& variants_set() {
+  static FixtureSet set({.name = "variants", .script = "make_perf_data_variants.sh"});
+  return set;
 }
 
-// Generated once per build tree: reused while the stamp is newer than the script.
-Fixtures generate() {
-  Fixtures f;
-  f.dir = binary_dir() / "fixtures" / "perf-data-variants";
-  fs::create_directories(f.dir);
-  const int lock = ::open((f.dir / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
-    f.message = "cannot lock " + (f.dir / ".lock").string();
-    if (lock >= 0) ::close(lock);
-    return f;
-  }
-  std::error_code ec;
-  const auto stamp = fs::last_write_time(f.dir / "variants.stamp", ec);
-  if (!ec && stamp >= fs::last_write_time(script_path())) {
-    f.ready = true;
-  } else {
-    const std::vector<std::string> argv = {"bash", script_path().string(), f.dir.string()};
-    const CommandResult run = run_command(argv, {.cwd = f.dir, .timeout = std::chrono::seconds(600)});
-    f.ready = run.exit_code == 0;
-    f.cannot_record = run.exit_code == kCannotRecordStatus;
-    f.message = run.describe(argv);
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return f;
-}
-
-const Fixtures& fixtures() {
-  static std::once_flag once;
-  static Fixtures f;
-  std::call_once(once, [] { f = generate(); });
-  return f;
-}
+const fs::path& fixtures_dir() { return variants_set().status().dir; }
 
 struct Variant {
   std::string name;   // what our reader reads
@@ -83,10 +43,9 @@ class PerfDataVariants : public ::testing::TestWithParam<Variant> {
  protected:
   void SetUp() override {
     if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
-    if (fixtures().cannot_record) GTEST_SKIP() << "perf cannot record here: " << fixtures().message;
-    ASSERT_TRUE(fixtures().ready) << "make_perf_data_variants.sh failed: " << fixtures().message;
+    variants_set().require_ready();
   }
-  static std::string path(const std::string& name) { return (fixtures().dir / name).string(); }
+  static std::string path(const std::string& name) { return (fixtures_dir() / name).string(); }
 };
 
 // Compares `ours` with perf's view of `judge`; returns the number of records compared.
@@ -139,8 +98,8 @@ TEST_F(PerfDataVariants, FixturesHaveTheirKind) {
   const CommandResult dump = run_command(perf_dump_command(path("compressed.data")));
   EXPECT_GT(parse_perf_dump(dump.out).counts["COMPRESSED"], 0u) << "no COMPRESSED records";
 
-  EXPECT_TRUE(fs::is_regular_file(fixtures().dir / "threads.data" / "data"));
-  EXPECT_TRUE(fs::is_regular_file(fixtures().dir / "threads.data" / "data.0"));
+  EXPECT_TRUE(fs::is_regular_file(fixtures_dir() / "threads.data" / "data"));
+  EXPECT_TRUE(fs::is_regular_file(fixtures_dir() / "threads.data" / "data.0"));
 
   std::ifstream killed(path("killed.data"), std::ios::binary);
   char header[104];

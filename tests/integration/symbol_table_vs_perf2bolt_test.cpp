@@ -7,13 +7,10 @@
 //   that symbol's address and carries one of the symbol-table names found there.
 // - objdump: our PLT functions sit where objdump labels "<callee@plt>".
 // - readelf: ElfBinary's build-id and PT_LOADs, and the FDE ranges, are the ones readelf shows.
-#include <sys/wait.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -29,13 +26,22 @@
 #include "mapper/elf_symbols.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/symbol_table.h"
+#include "tests/integration/fixture_set.h"
 
 namespace profcollect {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string fixtures_dir() { return std::string(PROFCOLLECT_BINARY_DIR) + "/fixtures/symbols"; }
+// The programs, recordings and judges' outputs: made once per build tree, again when the script
+// or a source in src/symbols/ changes.
+test::FixtureSet& symbols_set() {
+  static test::FixtureSet set(
+      {.name = "symbols", .script = "make_symbol_fixtures.sh", .source_folder = "src/symbols"});
+  return set;
+}
+
+std::string fixtures_dir() { return symbols_set().status().dir.string(); }
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);
@@ -212,20 +218,7 @@ std::string describe(const FdataCounts& counts) {
 
 class SymbolTableVsJudges : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    const std::string script =
-        std::string(PROFCOLLECT_SOURCE_DIR) + "/tests/fixtures/make_symbol_fixtures.sh";
-    fs::create_directories(fixtures_dir());
-    log_path_ = fixtures_dir() + "/make.log";
-    const std::string command = script + " " + fixtures_dir() + " >" + log_path_ + " 2>&1";
-    const int status = std::system(command.c_str());
-    script_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-
-  void SetUp() override {
-    if (script_status_ == 77) GTEST_SKIP() << "fixtures unavailable: " << read_text(log_path_);
-    ASSERT_EQ(script_status_, 0) << read_text(log_path_);
-  }
+  void SetUp() override { symbols_set().require_ready(); }
 
   static std::string path(const std::string& name) { return fixtures_dir() + "/" + name; }
 
@@ -319,9 +312,6 @@ class SymbolTableVsJudges : public ::testing::Test {
     for (const auto& [key, count] : counts) names.insert(key.first);
     return names;
   }
-
-  static inline int script_status_ = -1;
-  static inline std::string log_path_;
 };
 
 TEST_F(SymbolTableVsJudges, SameNamedStaticsWithDataObjectAboveText) {
