@@ -213,40 +213,21 @@ BranchFilter parse_branch_filter(std::string_view text) {
   return f;
 }
 
-std::string with_branch_request(const std::string& event, bool any_branch,
-                                const std::string& filter) {
-  if (any_branch && !filter.empty()) throw EventSelectionError("-b and -j exclude each other");
-  if (any_branch) return event + " -b";
-  if (filter.empty()) return event;
-  parse_branch_filter(filter);
-  return event + " -j " + filter;
-}
-
-EventSpec parse_event_request(std::string_view text) {
-  // The branch request with_branch_request() folded in: " -b" or " -j FILTER".
-  std::optional<BranchFilter> branches;
-  const size_t space = text.find(' ');
-  if (space != std::string_view::npos) {
-    const std::string_view tail = text.substr(space + 1);
-    if (tail == "-b") branches = BranchFilter{};
-    else if (tail.rfind("-j ", 0) == 0) branches = parse_branch_filter(tail.substr(3));
-    else
-      throw EventSelectionError("unknown event \"" + std::string(text) +
-                                "\": -e takes one event; the branch stack is asked with -b or -j");
-    text = text.substr(0, space);
-  }
+EventSpec parse_event_request(std::string_view event, bool any_branch, std::string_view branch_filter) {
+  if (any_branch && !branch_filter.empty()) throw EventSelectionError("-b and -j exclude each other");
   EventSpec spec;
-  if (text == "auto") spec = EventRequest::Auto;
-  else if (text == "cycles") spec = EventRequest::Cycles;
-  else if (text == "cpu-clock") spec = EventRequest::CpuClock;
-  else if (text == "lbr") spec = EventRequest::Lbr;
-  else if (text == "brs") spec = EventRequest::Brs;
-  else if (text.size() > 1 && text[0] == 'r') spec = parse_raw_event(text);
+  if (event == "auto") spec = EventRequest::Auto;
+  else if (event == "cycles") spec = EventRequest::Cycles;
+  else if (event == "cpu-clock") spec = EventRequest::CpuClock;
+  else if (event == "lbr") spec = EventRequest::Lbr;
+  else if (event == "brs") spec = EventRequest::Brs;
+  else if (event.size() > 1 && event[0] == 'r') spec = parse_raw_event(event);
   else
-    throw EventSelectionError("unknown event \"" + std::string(text) +
+    throw EventSelectionError("unknown event \"" + std::string(event) +
                               "\": -e takes auto, lbr, brs, cycles, cpu-clock or a raw event "
-                              "rHEX[:u|k|p...] (e.g. r20c4:k)");
-  spec.branches = branches;
+                              "rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with -b or -j");
+  if (any_branch) spec.branches = BranchFilter{};
+  if (!branch_filter.empty()) spec.branches = parse_branch_filter(branch_filter);
   return spec;
 }
 

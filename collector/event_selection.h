@@ -104,19 +104,14 @@ class EventSelectionError : public std::runtime_error {
   explicit EventSelectionError(const std::string& message) : std::runtime_error(message) {}
 };
 
-// "auto", "cycles", "cpu-clock", "lbr", "brs" or "rHEX[:MODIFIERS]", optionally followed by
-// " -b" or " -j FILTER" (as with_branch_request() writes them); throws EventSelectionError for
-// anything else.
-EventSpec parse_event_request(std::string_view text);
+// -e's "auto", "cycles", "cpu-clock", "lbr", "brs" or "rHEX[:MODIFIERS]", with the branch stack
+// perf's -b (`any_branch`) or -j FILTER asks for; throws EventSelectionError for anything else
+// (also for -b with -j), so a bad request is a usage error before anything starts.
+EventSpec parse_event_request(std::string_view event, bool any_branch = false,
+                              std::string_view branch_filter = {});
 
 // perf's -j argument: "any" with optional "u" and "k", comma-separated, in any order.
 BranchFilter parse_branch_filter(std::string_view text);
-
-// The -e text with the CLI's -b (`any_branch`) or -j FILTER folded in, for parse_event_request:
-// the event and its branch request travel together as one option. Checks the filter now, so a
-// bad -j is a usage error before anything starts; throws EventSelectionError for both -b and -j.
-std::string with_branch_request(const std::string& event, bool any_branch,
-                                const std::string& filter);
 
 // The trial open: 0 when the kernel accepts the attr, else its errno.
 using PerfOpenProbe = std::function<int(const perf_event_attr&)>;

@@ -129,7 +129,7 @@ int Collection::run() {
   PerfPermissions permissions = PerfPermissions::of_this_process();
   SelectionContext ctx = SelectionContext::of_this_process();
   EventOptions eo;
-  eo.event = parse_event_request(o_.event);
+  eo.event = parse_event_request(o_.event, o_.branch_any, o_.branch_filter);
   eo.frequency_hz = o_.frequency;
   eo.period = o_.period;
   selection_ = select_event(eo, ctx);

@@ -15,6 +15,8 @@ struct CollectOptions {
   std::vector<std::string> command;   // after --
   bool system_wide = false;           // -a
   std::string event = "auto";         // -e
+  bool branch_any = false;            // -b
+  std::string branch_filter;          // -j
   std::optional<uint64_t> frequency;  // -F
   std::optional<uint64_t> period;     // -c
   std::optional<uint64_t> mmap_pages; // -m

@@ -64,12 +64,10 @@ int main(int argc, char** argv) {
                  "auto, lbr, brs, cycles, cpu-clock, or a raw event rHEX[:u|k|p|pp|ppp] as perf's "
                  "(r20c4:k)")
       ->capture_default_str();
-  // perf's branch stack request; folded into the -e text before collection (with_branch_request).
-  bool any_branch = false;
-  std::string branch_filter;
+  // perf's branch stack request.
   auto* any_branch_flag =
-      app.add_flag("-b,--branch-any", any_branch, "sample taken-branch stacks (perf's -b = -j any)");
-  app.add_option("-j,--branch-filter", branch_filter,
+      app.add_flag("-b,--branch-any", collect.branch_any, "sample taken-branch stacks (perf's -b = -j any)");
+  app.add_option("-j,--branch-filter", collect.branch_filter,
                  "branch stack filter: any[,u][,k] (perf's -j)")
       ->excludes(any_branch_flag);
   app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)");
@@ -163,7 +161,8 @@ int main(int argc, char** argv) {
         collect.pids.push_back(static_cast<int>(v));
       }
     }
-    collect.event = with_branch_request(collect.event, any_branch, branch_filter);
+    // Checked now, so that a bad -e, -b or -j is a usage error before anything starts.
+    (void)parse_event_request(collect.event, collect.branch_any, collect.branch_filter);
     if (collect.pids.empty() && collect.command.empty() && !collect.system_wide) {
       std::fputs(app.help().c_str(), stderr);
       return 2;

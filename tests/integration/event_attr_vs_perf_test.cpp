@@ -420,7 +420,7 @@ TEST_F(EventAttrVsPerf, RawEventsWithBranchStacksForEachCpuKind) {
 
     // As the CLI does: -b / -j folded into the -e text, parsed back.
     EventOptions o;
-    o.event = parse_event_request(with_branch_request(c.event, c.any_branch, c.filter));
+    o.event = parse_event_request(c.event, c.any_branch, c.filter);
     o.period = c.period;
     const EventSelection s = select_as_on(c.cpu, o, /*include_kernel=*/true);
     ASSERT_EQ(s.engine, SamplingEngine::Raw);
