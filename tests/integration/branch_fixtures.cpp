@@ -16,6 +16,24 @@ FixtureSet& branch_set() {
 
 }  // namespace
 
+const std::vector<BranchCase>& branch_cases() {
+  static const std::vector<BranchCase> cases = {
+      {"branch_loop.data", "branch_loop", "branch_loop"},
+      {"branch_virtual.data", "branch_virtual", "branch_virtual"},
+      {"branch_lib.data", "libbranchlib.so", "branch_lib_main"},
+      {"branch_lib.data", "branch_lib_main", "branch_lib_main"},
+  };
+  return cases;
+}
+
+std::string branch_case_name(const ::testing::TestParamInfo<BranchCase>& info) {
+  std::string name = info.param.binary;
+  for (char& c : name) {
+    if (c == '.') c = '_';
+  }
+  return name;
+}
+
 const FixtureStatus& branch_fixtures() { return branch_set().status(); }
 
 void BranchFixtureTest::SetUp() { branch_set().require_ready(); }

@@ -14,11 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct AutofdoBranchCase {
-  const char* data;
-  const char* binary;
-};
-
 // The body samples of a text profile's top-level functions ("name:total:head" lines), so that a
 // judge that found nothing cannot make the comparison pass.
 uint64_t total_samples(const std::string& text_profile) {
@@ -35,7 +30,7 @@ uint64_t total_samples(const std::string& text_profile) {
 }
 
 class ConvertBranchAutofdoVsLlvmProfgen : public BranchFixtureTest,
-                                          public ::testing::WithParamInterface<AutofdoBranchCase> {};
+                                          public ::testing::WithParamInterface<BranchCase> {};
 
 TEST_P(ConvertBranchAutofdoVsLlvmProfgen, ProfileEqualsLlvmProfgens) {
   for (const char* tool : {"llvm-profgen-19", "llvm-profdata-19", "perf"}) {
@@ -60,15 +55,7 @@ TEST_P(ConvertBranchAutofdoVsLlvmProfgen, ProfileEqualsLlvmProfgens) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, ConvertBranchAutofdoVsLlvmProfgen,
-                         ::testing::Values(AutofdoBranchCase{"branch_loop.data", "branch_loop"},
-                                           AutofdoBranchCase{"branch_virtual.data", "branch_virtual"},
-                                           AutofdoBranchCase{"branch_lib.data", "libbranchlib.so"},
-                                           AutofdoBranchCase{"branch_lib.data", "branch_lib_main"}),
-                         [](const auto& info) {
-                           std::string n = info.param.binary;
-                           std::replace(n.begin(), n.end(), '.', '_');
-                           return n;
-                         });
+                         ::testing::ValuesIn(branch_cases()), branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

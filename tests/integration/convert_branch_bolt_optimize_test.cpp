@@ -18,12 +18,6 @@ namespace fs = std::filesystem;
 const char* const kPerf2Bolt = "/usr/lib/llvm-19/bin/perf2bolt";
 const char* const kLlvmBolt = "llvm-bolt-19";
 
-struct OptimizeCase {
-  const char* data;
-  const char* binary;   // the file BOLT optimizes
-  const char* program;  // the executable run to check the optimized build
-};
-
 // What llvm-bolt says about a profile it applied.
 struct BoltReport {
   CommandResult run;
@@ -125,7 +119,7 @@ std::string join(const std::vector<std::string>& lines) {
 }
 
 class ConvertBranchBoltOptimize : public BranchFixtureTest,
-                                  public ::testing::WithParamInterface<OptimizeCase> {};
+                                  public ::testing::WithParamInterface<BranchCase> {};
 
 TEST_P(ConvertBranchBoltOptimize, SameProfiledFunctionsAsPerf2boltAndSameOutput) {
   for (const char* tool : {kPerf2Bolt, kLlvmBolt}) {
@@ -176,15 +170,7 @@ TEST_P(ConvertBranchBoltOptimize, SameProfiledFunctionsAsPerf2boltAndSameOutput)
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, ConvertBranchBoltOptimize,
-                         ::testing::Values(OptimizeCase{"branch_loop.data", "branch_loop", "branch_loop"},
-                                           OptimizeCase{"branch_virtual.data", "branch_virtual", "branch_virtual"},
-                                           OptimizeCase{"branch_lib.data", "libbranchlib.so", "branch_lib_main"},
-                                           OptimizeCase{"branch_lib.data", "branch_lib_main", "branch_lib_main"}),
-                         [](const auto& info) {
-                           std::string n = info.param.binary;
-                           std::replace(n.begin(), n.end(), '.', '_');
-                           return n;
-                         });
+                         ::testing::ValuesIn(branch_cases()), branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

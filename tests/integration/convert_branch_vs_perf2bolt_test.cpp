@@ -20,11 +20,6 @@ std::vector<std::string> sorted_lines(const fs::path& p) {
   return lines;
 }
 
-struct BranchCase {
-  const char* data;
-  const char* binary;
-};
-
 class ConvertBranchVsPerf2bolt : public BranchFixtureTest,
                                  public ::testing::WithParamInterface<BranchCase> {};
 
@@ -58,15 +53,7 @@ TEST_P(ConvertBranchVsPerf2bolt, FdataAndPreaggEqualPerf2bolt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, ConvertBranchVsPerf2bolt,
-                         ::testing::Values(BranchCase{"branch_loop.data", "branch_loop"},
-                                           BranchCase{"branch_virtual.data", "branch_virtual"},
-                                           BranchCase{"branch_lib.data", "branch_lib_main"},
-                                           BranchCase{"branch_lib.data", "libbranchlib.so"}),
-                         [](const auto& info) {
-                           std::string n = info.param.binary;
-                           std::replace(n.begin(), n.end(), '.', '_');
-                           return n;
-                         });
+                         ::testing::ValuesIn(branch_cases()), branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

@@ -109,13 +109,8 @@ std::vector<std::string> scaled(const std::vector<std::string>& lines, uint64_t 
   return out;
 }
 
-struct LiveBranchCase {
-  const char* data;
-  const char* binary;
-};
-
 class LiveBranchProfiles : public BranchFixtureTest,
-                           public ::testing::WithParamInterface<LiveBranchCase> {};
+                           public ::testing::WithParamInterface<BranchCase> {};
 
 TEST_P(LiveBranchProfiles, EqualPerf2boltAndLlvmProfgenAndAddUp) {
   if (!have_executable(kPerf2Bolt)) GTEST_SKIP() << kPerf2Bolt << " is not installed";
@@ -184,14 +179,7 @@ TEST_P(LiveBranchProfiles, EqualPerf2boltAndLlvmProfgenAndAddUp) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, LiveBranchProfiles,
-                         ::testing::Values(LiveBranchCase{"branch_loop.data", "branch_loop"},
-                                           LiveBranchCase{"branch_virtual.data", "branch_virtual"},
-                                           LiveBranchCase{"branch_lib.data", "libbranchlib.so"}),
-                         [](const auto& info) {
-                           std::string n = info.param.binary;
-                           std::replace(n.begin(), n.end(), '.', '_');
-                           return n;
-                         });
+                         ::testing::ValuesIn(branch_cases()), branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test
