@@ -94,7 +94,7 @@ size_t LiveRecordSource::add_all_existing_processes() {
 
 uint64_t LiveRecordSource::drain() {
   const uint64_t before = counters_.bytes;
-  uint64_t skipped = 0;
+  uint64_t skipped = 0, corrupt_heads = 0;
   for (size_t i = 0; i < buffers_.size(); ++i) {
     RingBuffer& rb = *buffers_[i];
     rb.begin_pass();
@@ -106,8 +106,10 @@ uint64_t LiveRecordSource::drain() {
     }
     rb.end_pass();
     skipped += rb.skipped_bytes();
+    corrupt_heads += rb.corrupt_heads();
   }
   counters_.skipped_bytes = skipped;
+  counters_.corrupt_heads = corrupt_heads;
   ++counters_.passes;
   orderer_.finish_round();
   return counters_.bytes - before;

@@ -46,6 +46,7 @@ struct LiveCounters {
   uint64_t synthesized = 0;       // records made from /proc
   uint64_t malformed = 0;         // records that did not decode (skipped)
   uint64_t skipped_bytes = 0;     // unreadable buffer contents (corrupt header), skipped
+  uint64_t corrupt_heads = 0;     // passes whose data_head was impossible (the buffer restarted)
 };
 
 class LiveRecordSource : public RecordSource {

@@ -41,8 +41,10 @@ void apply_event_desc(std::span<const uint8_t> bytes, PerfSessionState& state) {
     std::string name = read_string(c);
     uint64_t first_id = 0;
     if (nr_ids > 0) {
-      first_id = perf_abi::load<uint64_t>(c.here());
+      // Through the cursor, so that a count the section cannot hold fails before any read.
+      const uint8_t* ids = c.here();
       c.skip_array(nr_ids, 8);
+      first_id = perf_abi::load<uint64_t>(ids);
     }
     state.name_by_desc(first_id, name);
   }

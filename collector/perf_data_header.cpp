@@ -38,6 +38,9 @@ void read_attrs(const InputFile& file, const Section& attrs, uint64_t entry_size
   uint64_t pos = attrs.offset;
   std::vector<uint8_t> attr_bytes;
   std::vector<uint64_t> ids;
+  // Each attr's ids have a section of their own, so together they fit in the file; sections
+  // that all point at the same large area would make reading the ids quadratic.
+  uint64_t id_bytes = 0;
   for (uint64_t i = 0; i < count; ++i) {
     // Like perf: the attr's own size field says how long it is; its ids section follows it.
     uint8_t size_field[4];
@@ -55,6 +58,9 @@ void read_attrs(const InputFile& file, const Section& attrs, uint64_t entry_size
     Section id_section = section_at(attr_bytes.data() + attr_size);
     ids.clear();
     if (id_section.size > 0 && fits(id_section, file.size())) {
+      id_bytes += id_section.size;
+      if (id_bytes > file.size())
+        throw OpenError(name, "the id sections of the attrs add up to more than the file");
       ids.resize(id_section.size / 8);
       if (!file.pread_exact(ids.data(), ids.size() * 8, id_section.offset))
         throw OpenError(name, "ids of attr " + std::to_string(i) + " are cut short");

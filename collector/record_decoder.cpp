@@ -105,7 +105,11 @@ void RecordDecoder::decode_sample(const RawRecord& r, Record& out) {
     const uint8_t* first = c.here();
     c.skip_array(nr, sizeof(BranchEntry));
     const auto n = static_cast<size_t>(nr);
-    if (reinterpret_cast<uintptr_t>(first) % alignof(BranchEntry) == 0) {
+    if (n == 0) {
+      // No entries: nothing to copy. The scratch may not be allocated yet, and memcpy with a
+      // null pointer is undefined even for 0 bytes.
+      s.branches = {};
+    } else if (reinterpret_cast<uintptr_t>(first) % alignof(BranchEntry) == 0) {
       s.branches = {reinterpret_cast<const BranchEntry*>(first), n};
     } else {
       if (aligned_branches_.size() < n) aligned_branches_.resize(n);

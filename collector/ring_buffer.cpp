@@ -30,19 +30,33 @@ RingBuffer::RingBuffer(perf_event_mmap_page* control, uint8_t* data, size_t data
 
 RingBuffer RingBuffer::over_mapping(void* mapping, size_t mapping_size, size_t page_size) {
   auto* control = static_cast<perf_event_mmap_page*>(mapping);
-  size_t offset = page_size, size = mapping_size - page_size;
+  if (mapping_size < page_size)
+    throw std::invalid_argument("ring buffer mapping smaller than its control page");
+  uint64_t offset = page_size, size = mapping_size - page_size;
   // Linux 4.1+ says where the data area is; older kernels put it right after the first page.
   if (control->data_size != 0) {
     offset = control->data_offset;
     size = control->data_size;
   }
-  return RingBuffer(control, static_cast<uint8_t*>(mapping) + offset, size);
+  if (offset < sizeof(perf_event_mmap_page) || offset > mapping_size || size > mapping_size - offset)
+    throw std::invalid_argument("ring buffer data area (offset " + std::to_string(offset) + ", " +
+                                std::to_string(size) + " bytes) lies outside its " +
+                                std::to_string(mapping_size) + "-byte mapping");
+  return RingBuffer(control, static_cast<uint8_t*>(mapping) + offset, static_cast<size_t>(size));
 }
 
 uint64_t RingBuffer::begin_pass() {
   // Acquire: the record bytes the kernel wrote before publishing this head are visible to the
   // reads that follow (the kernel's smp_rmb() after reading data_head).
   head_ = __atomic_load_n(&control_->data_head, __ATOMIC_ACQUIRE);
+  // The kernel never lets data_head run more than the data area ahead of data_tail. A head that
+  // does (or that went back behind the tail) is a corrupt control page: nothing between tail
+  // and head can be trusted, and reading it would wrap around the area several times. Count
+  // it and start again from this head.
+  if (head_ - tail_ > mask_ + 1) {
+    ++corrupt_heads_;
+    tail_ = head_;
+  }
   return head_ - tail_;
 }
 

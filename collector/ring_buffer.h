@@ -29,13 +29,16 @@ class RingBuffer {
   RingBuffer(perf_event_mmap_page* control, uint8_t* data, size_t data_size);
 
   // A whole mapping: the control page, then the data area (where data_offset/data_size in the
-  // control page say, else right after the first page).
+  // control page say, else right after the first page). Throws std::invalid_argument when the
+  // control page places the area outside the mapping.
   static RingBuffer over_mapping(void* mapping, size_t mapping_size, size_t page_size);
 
   RingBuffer(RingBuffer&&) noexcept = default;
   RingBuffer& operator=(RingBuffer&&) noexcept = default;
 
-  // Snapshots data_head; returns the bytes that can be read in this pass.
+  // Snapshots data_head; returns the bytes that can be read in this pass. A head more than the
+  // data area ahead of the tail (or behind it) cannot be right: the pass starts at that head,
+  // with nothing to read, and corrupt_heads() counts it.
   uint64_t begin_pass();
 
   // The next whole record (its perf_event_header included) up to the snapshot; valid until the
@@ -50,6 +53,7 @@ class RingBuffer {
 
   size_t data_size() const { return mask_ + 1; }
   uint64_t skipped_bytes() const { return skipped_bytes_; }
+  uint64_t corrupt_heads() const { return corrupt_heads_; }
   uint64_t bytes_read() const { return bytes_read_; }
 
  private:
@@ -59,6 +63,7 @@ class RingBuffer {
   uint64_t head_ = 0;  // snapshot of data_head
   uint64_t tail_ = 0;  // end of the last record returned
   uint64_t skipped_bytes_ = 0;
+  uint64_t corrupt_heads_ = 0;
   uint64_t bytes_read_ = 0;
   // Wrapped records are copied here: a record is at most 64 KiB (its size is a u16).
   std::unique_ptr<uint64_t[]> scratch_;

@@ -10,7 +10,8 @@
 
 namespace profcollect {
 
-ZstdStreamDecoder::ZstdStreamDecoder() : ctx_(ZSTD_createDCtx()) {
+ZstdStreamDecoder::ZstdStreamDecoder(size_t max_output)
+    : ctx_(ZSTD_createDCtx()), max_output_(max_output) {
   if (!ctx_) throw std::bad_alloc();
 }
 
@@ -20,7 +21,12 @@ void ZstdStreamDecoder::decompress(std::span<const uint8_t> input, std::vector<u
                                    size_t& used) {
   ZSTD_inBuffer in{input.data(), input.size(), 0};
   const size_t step = ZSTD_DStreamOutSize();  // one zstd block
+  const size_t start = used;
   for (;;) {
+    // Checked before the buffer grows, so it never grows past the limit.
+    if (used - start + step > max_output_)
+      throw RecordFormatError("compressed data decompresses to more than " +
+                              std::to_string(max_output_) + " bytes in one record");
     if (out.size() - used < step) out.resize(std::max(out.size() * 2, used + step));
     ZSTD_outBuffer o{out.data() + used, out.size() - used, 0};
     size_t rc = ZSTD_decompressStream(ctx_, &o, &in);

@@ -69,10 +69,17 @@ struct BoltBlockMap::Impl {
     const uint64_t size = function.size != 0 ? function.size : function.max_size;
     const ElfSection* section = binary->section_containing(function.addr);
     if (function.is_plt || size == 0 || section == nullptr || !section->executable() ||
-        !section->has_file_data() || function.addr + size > section->addr + section->size) {
+        !section->has_file_data()) {
       return result;
     }
+    // The bytes libelf gives, which may be fewer than the header claims, or none at all (a
+    // section it refuses): the function must lie within them, else it is not simple.
     const std::span<const uint8_t> bytes = binary->section_bytes(*section);
+    const uint64_t start = function.addr - section->addr;  // section_containing: addr >= sh_addr
+    if (start > bytes.size() || size > bytes.size() - start ||
+        bytes.size() > UINT64_MAX - section->addr) {
+      return result;
+    }
     decoded.clear();
     uint64_t address = function.addr;
     const uint64_t end = function.addr + size;

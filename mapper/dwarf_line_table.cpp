@@ -37,21 +37,24 @@ class Reader {
     }
   }
   int64_t sleb() {
-    int64_t value = 0;
+    // Assembled unsigned: a shift into the sign bit and the sign extension of a 64-bit value
+    // (INT64_MIN) must not be signed arithmetic.
+    uint64_t value = 0;
     unsigned shift = 0;
     uint8_t byte = 0;
     do {
       byte = u8();
-      if (shift < 64) value |= int64_t{byte & 0x7f} << shift;
+      if (shift < 64) value |= uint64_t{byte & 0x7fu} << shift;
       shift += 7;
     } while (byte & 0x80);
-    if (shift < 64 && (byte & 0x40)) value |= -(int64_t{1} << shift);
-    return value;
+    if (shift < 64 && (byte & 0x40)) value |= ~uint64_t{0} << shift;
+    return static_cast<int64_t>(value);
   }
   void skip(uint64_t bytes) {
     need(bytes);
     at_ += bytes;
   }
+  uint64_t left() const { return end_ - at_; }
   [[noreturn]] void fail(const std::string& what) const {
     throw std::runtime_error(".debug_line at offset " + std::to_string(at_) + ": " + what);
   }
@@ -104,6 +107,7 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
     in.u8();  // segment selector size
   }
   const uint64_t header_length = in.fixed(offset_size);
+  if (header_length > in.left()) in.fail("header length past the unit");
   const uint64_t program_start = in.offset() + header_length;
   const unsigned min_inst_length = in.u8();
   const unsigned max_ops = table.version_ >= 4 ? std::max<unsigned>(in.u8(), 1) : 1;
@@ -120,7 +124,9 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
 
   const uint64_t tombstone = address_size >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * address_size)) - 1;
   uint64_t address = 0, op_index = 0;
-  int64_t line = 1;
+  // Unsigned, so that line advances wrap instead of overflowing; rows keep the low 32 bits, as
+  // LLVM's unsigned Row.Line does.
+  uint64_t line = 1;
   uint32_t discriminator = 0;
   bool tombstoned = false;
   auto reset = [&] {
@@ -148,7 +154,7 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
     if (opcode >= opcode_base) {
       const unsigned adjusted = opcode - opcode_base;
       advance(adjusted / line_range);
-      line += line_base + static_cast<int>(adjusted % line_range);
+      line += static_cast<uint64_t>(line_base + static_cast<int>(adjusted % line_range));
       emit(false);
       continue;
     }
@@ -156,6 +162,10 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
       case 0: {
         const uint64_t size = in.uleb();
         if (size == 0) break;
+        // The length must stay inside the unit: past it, the offset of the next opcode would
+        // wrap around and the program could run over the same bytes forever.
+        if (size > in.left())
+          in.fail("extended opcode of " + std::to_string(size) + " bytes past the unit");
         const uint64_t next = in.offset() + size;
         const uint8_t sub = in.u8();
         if (sub == kEndSequence) {
@@ -176,7 +186,7 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
       }
       case kCopy: emit(false); break;
       case kAdvancePc: advance(in.uleb()); break;
-      case kAdvanceLine: line += in.sleb(); break;
+      case kAdvanceLine: line += static_cast<uint64_t>(in.sleb()); break;
       case kSetFile: in.uleb(); break;
       case kSetColumn: in.uleb(); break;
       case kNegateStmt: break;

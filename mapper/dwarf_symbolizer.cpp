@@ -75,15 +75,37 @@ std::span<const uint8_t> debug_line_bytes(const ElfBinary& file) {
 bool is_subroutine(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine; }
 
 // Pre-order walk of the DIEs below `parent`; `visit(die, context)` returns the context for the
-// die's children.
+// die's children. Iterative: the nesting depth comes from the file, and a recursion as deep as a
+// damaged unit's DIEs nest would overflow the stack.
 template <typename Context, typename Visit>
 void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
+  struct Level {
+    Dwarf_Die die;      // the DIE being visited at this depth
+    Context context;    // the context its siblings are visited in
+  };
+  std::vector<Level> stack;
   Dwarf_Die child;
   if (dwarf_child(parent, &child) != 0) return;
-  do {
-    Context inner = visit(child, context);
-    if (dwarf_haschildren(&child) > 0) walk_children(&child, inner, visit);
-  } while (dwarf_siblingof(&child, &child) == 0);
+  stack.push_back(Level{child, context});
+  while (!stack.empty()) {
+    Level& level = stack.back();
+    Context inner = visit(level.die, level.context);
+    Dwarf_Die first;
+    const bool descend = dwarf_haschildren(&level.die) > 0 && dwarf_child(&level.die, &first) == 0;
+    // The sibling to visit after this DIE's subtree, found before the vector may move.
+    Dwarf_Die sibling;
+    const bool has_sibling = dwarf_siblingof(&level.die, &sibling) == 0;
+    if (has_sibling) {
+      level.die = sibling;
+    } else {
+      level.die.addr = nullptr;  // this depth is done once the subtree is
+    }
+    if (descend) {
+      stack.push_back(Level{first, inner});
+      continue;
+    }
+    while (!stack.empty() && stack.back().die.addr == nullptr) stack.pop_back();
+  }
 }
 
 }  // namespace

@@ -36,8 +36,7 @@ class SectionLookup {
                                [](uint64_t a, const ElfSection* s) { return a < s->addr; });
     if (it == by_address_.begin()) return nullptr;
     const ElfSection* s = *std::prev(it);
-    const uint64_t end = s->addr + (s->size == 0 ? 1 : s->size);
-    return addr < end ? s : nullptr;
+    return addr - s->addr < (s->size == 0 ? 1 : s->size) ? s : nullptr;
   }
 
   const ElfSection* by_index(uint32_t index) const {
@@ -319,7 +318,9 @@ class Discovery {
         if (next != nullptr && sym->first >= next->addr) break;
         if (!valid_in_scope(f, sym->second)) break;
       }
-      uint64_t end = f.origin->addr + f.origin->size;
+      // A section header whose end would pass the top of the address space ends there.
+      uint64_t end = f.origin->size > UINT64_MAX - f.origin->addr ? UINT64_MAX
+                                                                    : f.origin->addr + f.origin->size;
       if (sym != refs_.end()) end = std::min(end, sym->first);
       if (next != nullptr) end = std::min(end, next->addr);
       const uint64_t max_size = end - f.addr;

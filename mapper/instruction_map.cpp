@@ -120,11 +120,18 @@ InstructionMap::InstructionMap(uint16_t machine, std::vector<CodeSection> sectio
   impl_->insn = cs_malloc(impl_->handle);
   impl_->sections = std::move(sections);
   for (const CodeSection& section : impl_->sections) {
+    // A section that would reach past the top of the address space has no sound addresses.
+    if (section.bytes.size() > UINT64_MAX - section.address) continue;
     const uint64_t section_end = section.address + section.bytes.size();
     for (size_t i = 0; i < section.symbol_addresses.size(); ++i) {
       const uint64_t begin = section.symbol_addresses[i];
-      const uint64_t end = i + 1 < section.symbol_addresses.size() ? section.symbol_addresses[i + 1] : section_end;
-      if (begin < section.address || begin >= end || begin >= section_end) continue;
+      // A sweep ends at the next symbol, but never past the section's bytes: a symbol whose
+      // value lies beyond its section (a damaged or hand-made symbol table) must not make the
+      // sweep before it decode memory the section does not have.
+      const uint64_t end = i + 1 < section.symbol_addresses.size()
+                               ? std::min(section.symbol_addresses[i + 1], section_end)
+                               : section_end;
+      if (begin < section.address || begin >= end) continue;
       impl_->spans.push_back(Span{begin, end, &section, false, {}});
     }
   }

@@ -119,8 +119,8 @@ std::optional<BranchSamples> parse_branch_samples(const std::string& text, std::
       if (line != kHeader) return fail(1, "not a profcollect branch samples file");
       continue;
     }
-    if (line.empty()) continue;
     std::vector<std::string_view> f = fields_of(line);
+    if (f.empty()) continue;  // a blank line, spaces only included
     const std::string_view kind = f[0];
     if (kind == "stacks" && f.size() == 2) {
       uint64_t n = 0;

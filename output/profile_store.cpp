@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "output/atomic_file.h"
+#include "output/json_text.h"
 
 namespace profcollect {
 
@@ -42,6 +44,40 @@ bool read_file(const std::string& path, std::string& out) {
   std::stringstream ss;
   ss << in.rdbuf();
   out = ss.str();
+  return true;
+}
+
+// A field of an earlier run's meta.json, or the default when it is missing or of another type:
+// json::value() would throw for a damaged file, and a damaged file must only cost its counts.
+uint64_t meta_number(const nlohmann::json& meta, const char* key) {
+  auto it = meta.find(key);
+  return it != meta.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
+}
+std::string meta_text(const nlohmann::json& meta, const char* key) {
+  auto it = meta.find(key);
+  return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// samples.ip as write_binary() writes it: lines "<hex vaddr> <decimal count>". False at the
+// first line that is not one (a number with a sign, spaces, or more digits than 64 bits hold).
+bool parse_ip_samples(std::string_view text, IpProfile& ips) {
+  auto number = [](std::string_view s, int base, uint64_t& out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+  };
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    const size_t space = line.find(' ');
+    uint64_t address = 0, count = 0;
+    if (space == std::string_view::npos || !number(line.substr(0, space), 16, address) ||
+        !number(line.substr(space + 1), 10, count)) {
+      return false;
+    }
+    ips.add(address, count);
+  }
   return true;
 }
 
@@ -88,7 +124,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
   }
   // With branch samples, bolt.fdata is branch fdata (remade from samples.branch) and the IP
   // samples' no_lbr profile is bolt.nolbr.fdata.
-  base.branch_fdata = meta.is_object() && meta.value("bolt_fdata", std::string()) == "branch";
+  base.branch_fdata = meta.is_object() && meta_text(meta, "bolt_fdata") == "branch";
   const std::string fdata_path = subdir + (base.branch_fdata ? "/bolt.nolbr.fdata" : "/bolt.fdata");
 
   // A file we cannot read is never added to or silently dropped: it is kept aside for the user.
@@ -98,18 +134,9 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
     warnings_.push_back(path + ": " + why + "; moved to " + aside + ", " + consequence);
   };
   if (read_file(subdir + "/samples.ip", text)) {
-    std::istringstream in(text);
-    std::string addr, count;
-    while (in >> addr >> count) {
-      char* e1 = nullptr;
-      char* e2 = nullptr;
-      uint64_t a = std::strtoull(addr.c_str(), &e1, 16), c = std::strtoull(count.c_str(), &e2, 10);
-      if (*e1 || *e2) {
-        warnings_.push_back(subdir + "/samples.ip: unreadable line; AutoFDO profiles restart from this run");
-        base.ips = IpProfile();
-        break;
-      }
-      base.ips.add(a, c);
+    if (!parse_ip_samples(text, base.ips)) {
+      warnings_.push_back(subdir + "/samples.ip: unreadable line; AutoFDO profiles restart from this run");
+      base.ips = IpProfile();
     }
   }
   if (read_file(subdir + "/samples.branch", text)) {
@@ -125,23 +152,22 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
     if (auto parsed = parse_no_lbr_fdata(text, &error)) {
       base.fdata = std::move(*parsed);
       if (meta.is_object()) {
-        base.samples = meta.value("samples", uint64_t{0});
-        base.first_sample_ns = meta.value("first_sample_ns", uint64_t{0});
+        base.samples = meta_number(meta, "samples");
+        base.first_sample_ns = meta_number(meta, "first_sample_ns");
       }
       if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
     } else {
       set_aside(fdata_path, error, "starting afresh");
     }
   } else if (base.branch_fdata && meta.is_object()) {
-    base.samples = meta.value("samples", uint64_t{0});
-    base.first_sample_ns = meta.value("first_sample_ns", uint64_t{0});
+    base.samples = meta_number(meta, "samples");
+    base.first_sample_ns = meta_number(meta, "first_sample_ns");
   }
   return bases_.emplace(subdir, std::move(base)).first->second;
 }
 
 void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   std::string subdir = dir_ + "/" + s.identity.directory_name();
-  make_dir(subdir);
   const Base& base = base_for(subdir);
 
   NoLbrFdata merged = base.fdata;
@@ -162,8 +188,11 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
     throw OutputError(subdir + "/bolt.fdata", "branch samples given without a way to write them");
   }
 
-  write_file_atomically(subdir + (branch_mode ? "/bolt.nolbr.fdata" : "/bolt.fdata"),
-                        format_no_lbr_fdata(merged));
+  // Every file is made before the first is written: a failure while making them (the AutoFDO
+  // and BOLT writers decode the binary) leaves the directory as the last flush left it, never
+  // with new profiles and an old or missing meta.json.
+  std::vector<std::pair<std::string, std::string>> files;
+  files.emplace_back(branch_mode ? "bolt.nolbr.fdata" : "bolt.fdata", format_no_lbr_fdata(merged));
   IpProfile ips = base.ips;
   ips.merge(s.ips);
   std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
@@ -175,11 +204,11 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
                   static_cast<unsigned long long>(c));
     ip_text += buf;
   }
-  write_file_atomically(subdir + "/samples.ip", ip_text);
-  if (branch_mode) write_file_atomically(subdir + "/samples.branch", format_branch_samples(branches));
+  files.emplace_back("samples.ip", std::move(ip_text));
+  if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
   if (s.render_extra) {
-    for (const auto& [name, content] : s.render_extra(CumulativeSamples{ips, merged, branch_mode ? &branches : nullptr})) {
-      write_file_atomically(subdir + "/" + name, content);
+    for (auto& file : s.render_extra(CumulativeSamples{ips, merged, branch_mode ? &branches : nullptr})) {
+      files.push_back(std::move(file));
     }
   }
   nlohmann::ordered_json meta;
@@ -192,11 +221,14 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta["bolt_fdata"] = branch_mode ? "branch" : "no_lbr";
   if (branch_mode) meta["branch_stacks"] = branches.stacks;
   for (const auto& [k, v] : s.extra_meta.items()) meta[k] = v;
-  write_file_atomically(subdir + "/meta.json", meta.dump(2) + "\n");
+  files.emplace_back("meta.json", json_text(meta) + "\n");  // last, see the header
+
+  make_dir(subdir);
+  for (const auto& [name, content] : files) write_file_atomically(subdir + "/" + name, content);
 }
 
 void ProfileStore::write_collection(const nlohmann::ordered_json& summary) {
-  write_file_atomically(dir_ + "/collection.json", summary.dump(2) + "\n");
+  write_file_atomically(dir_ + "/collection.json", json_text(summary) + "\n");
 }
 
 }  // namespace profcollect

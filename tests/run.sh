@@ -1,11 +1,34 @@
 #!/usr/bin/env bash
 # The one test command: installs what the tests need, builds, and runs every test (unit tests
 # and integration tests judged by perf, perf2bolt, llvm-bolt and llvm-profgen).
+#
+#   tests/run.sh [--sanitize] [CTEST ARGS...]
+#
+# --sanitize builds everything with AddressSanitizer and UndefinedBehaviorSanitizer in its own
+# build directory (build-sanitize, or BUILD_DIR) and runs the same tests; any sanitizer report,
+# also from a profcollect process a test started and whose failure the test expected, fails
+# the run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+sanitize=""
+if [ "${1:-}" = "--sanitize" ]; then
+  sanitize=1
+  shift
+fi
 "$root/tests/install-deps.sh"
-"$root/tests/build.sh"
-build=${BUILD_DIR:-$root/build}
+if [ -n "$sanitize" ]; then
+  build=${BUILD_DIR:-$root/build-sanitize}
+  BUILD_DIR=$build "$root/tests/build.sh" -DPROFCOLLECT_SANITIZE=ON
+  reports=$build/sanitizer-reports
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  # Every report goes to a file as well as aborting the process that met it.
+  export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1:log_path=$reports/asan"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$reports/ubsan"
+else
+  build=${BUILD_DIR:-$root/build}
+  BUILD_DIR=$build "$root/tests/build.sh"
+fi
 cd "$build"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -18,6 +41,14 @@ set -e
 if [ -n "${CI:-}" ] && grep -q "(Skipped)" "$log"; then
   echo "CI: these tests were skipped, so their judges did not run:" >&2
   grep "(Skipped)" "$log" >&2
+  exit 1
+fi
+if [ -n "$sanitize" ] && [ -n "$(ls -A "$reports")" ]; then
+  echo "sanitizer reports (in $reports):" >&2
+  for f in "$reports"/*; do
+    echo "== $f" >&2
+    head -40 "$f" >&2
+  done
   exit 1
 fi
 exit "$status"

@@ -23,6 +23,7 @@
 #include "output/fdata_writer.h"
 #include "output/preagg_writer.h"
 #include "output/function_profile.h"
+#include "output/json_text.h"
 
 namespace profcollect {
 
@@ -226,7 +227,7 @@ int run_convert(const ConvertOptions& o) {
       meta["unsymbolized"] = unsymbolized_kind_name(unsym_kind);
       meta["unsymbolized_profgen_flags"] = unsymbolized_profgen_flags(unsym_kind);
     }
-    meta_out->write(meta.dump(2) + "\n");
+    meta_out->write(json_text(meta) + "\n");
     meta_out->commit();
   }
   if (!o.quiet) {

@@ -12,6 +12,7 @@
 #include "collector/cli/target_binary.h"
 #include "collector/perf_data_reader.h"
 #include "output/function_profile.h"
+#include "output/json_text.h"
 
 namespace profcollect {
 
@@ -137,7 +138,7 @@ int run_report(const ReportOptions& o) {
       j["functions"] = b["functions"];
     }
     if (!damage.empty()) j["error"] = damage;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::printf("%s: %llu samples, %llu lost, %llu throttling events\n", o.input.c_str(),
                 static_cast<unsigned long long>(tally.samples), static_cast<unsigned long long>(tally.lost),

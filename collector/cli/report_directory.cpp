@@ -15,6 +15,7 @@
 
 #include "collector/cli/cli_error.h"
 #include "output/fdata_reader.h"
+#include "output/json_text.h"
 
 namespace profcollect {
 
@@ -137,7 +138,8 @@ BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems
   } else {
     problems.push_back(fdata_path.string() + ": missing or unreadable");
   }
-  for (const auto& entry : fs::directory_iterator(dir)) {
+  std::error_code ec;  // a directory that cannot be listed only has nothing set aside to show
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.find(".unreadable-") != std::string::npos) b.set_aside.push_back(name);
   }
@@ -287,7 +289,7 @@ int run_directory_report(const ReportOptions& o) {
     j["binaries"] = ordered_json::array();
     for (const auto& b : binaries) j["binaries"].push_back(binary_json(b, o.top));
     j["problems"] = problems;
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     if (collection.is_object()) {
       print_collection(o.input, collection);

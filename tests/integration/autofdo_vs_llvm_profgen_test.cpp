@@ -1,12 +1,13 @@
 // AutoFDO profiles from IP samples, judged by llvm-profgen-19 --leading-ip-only on the same
-// samples (the recipe of ../shared/reference/oracles.md): "equal" means identical
-// `llvm-profdata-19 merge --sample --text` output. Each fixture (make_autofdo_fixtures.sh) is a
+// samples (it reads only branch-stack text, so each sample gets a dummy entry): "equal" means
+// identical `llvm-profdata-19 merge --sample --text` output. Each fixture (make_autofdo_fixtures.sh) is a
 // real cpu-clock recording of one process; llvm-profgen reads the unstripped binary, we read the
 // binary that ran (stripped for the split-debug case, with its debug file found by build-id).
 // Also: our unsymbolized profile read back by llvm-profgen --unsymbolized-profile, and the perf
 // script reader giving the same samples as the perf.data reader.
 #include <map>
 #include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -146,18 +147,77 @@ TEST_F(AutofdoFixtureClaims, VecSamplesSitMostlyOnDuplicatedCode) {
   EXPECT_GT(duplicated * 4, ips.total()) << duplicated << " of " << ips.total() << " samples";
 }
 
+// The rows of `llvm-dwarfdump-19 --debug-line BINARY`: address -> discriminator of the row an
+// address lookup finds (the last row at that address; end_sequence rows mark no instruction).
+std::map<uint64_t, uint64_t> dwarfdump_discriminators(const fs::path& binary) {
+  const std::vector<std::string> argv = {"llvm-dwarfdump-19", "--debug-line", binary.string()};
+  const CommandResult run = run_command(argv);
+  EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
+  std::map<uint64_t, uint64_t> rows;
+  for (const std::string& line : split_lines(run.out)) {
+    // "Address Line Column File ISA Discriminator OpIndex Flags"
+    if (!line.starts_with("0x") || line.find("end_sequence") != std::string::npos) continue;
+    std::istringstream fields(line);
+    std::string address;
+    uint64_t row_line = 0, column = 0, file = 0, isa = 0, discriminator = 0;
+    if (fields >> address >> row_line >> column >> file >> isa >> discriminator)
+      rows[std::stoull(address, nullptr, 16)] = discriminator;
+  }
+  return rows;
+}
+
+// Every instruction whose line-table row carries a discriminator above 24 bits, by
+// llvm-dwarfdump-19's reading of `binary`.
+std::vector<uint64_t> wide_discriminator_addresses(const fs::path& binary) {
+  std::vector<uint64_t> wide;
+  for (const auto& [address, discriminator] : dwarfdump_discriminators(binary))
+    if (discriminator >= (uint64_t{1} << 24)) wide.push_back(address);
+  return wide;
+}
+
+// The claim is about the binary, not about where the recording's samples landed (those few
+// instructions, in scale()'s vectorized loop, may get no sample at all): llvm-dwarfdump-19 finds
+// discriminators above 24 bits in its line table, and we read the same value at each of them.
 TEST_F(AutofdoFixtureClaims, FlowSensitiveBinaryHasDiscriminatorsLibdwRejects) {
+  if (!have_executable("llvm-dwarfdump-19")) GTEST_SKIP() << "llvm-dwarfdump-19 is not installed";
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
   std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
   EXPECT_EQ(binary->discriminator_encoding(), DiscriminatorEncoding::FlowSensitive);
-  const IpProfile ips = read_ip_profile(fixture("hot_fs.data"), fixture("hot_fs"));
-  bool wide = false;
-  for (const auto& [address, count] : ips.counts()) {
+  const std::map<uint64_t, uint64_t> rows = dwarfdump_discriminators(fixture("hot_fs"));
+  size_t wide = 0;
+  for (const auto& [address, discriminator] : rows) {
+    if (discriminator < (uint64_t{1} << 24)) continue;
+    ++wide;
     const InlineStack& frames = binary->dwarf().symbolize(address);
-    if (!frames.empty() && frames.back().discriminator >= (1u << 24)) wide = true;
+    ASSERT_FALSE(frames.empty()) << "no line for 0x" << std::hex << address;
+    EXPECT_EQ(frames.back().discriminator, discriminator) << "at 0x" << std::hex << address;
   }
-  EXPECT_TRUE(wide) << "no sampled discriminator above 24 bits";
+  EXPECT_GT(wide, 0u) << "llvm-dwarfdump-19 finds no discriminator above 24 bits in hot_fs";
+}
+
+// The comparison above need not meet them, so here is one that must: a sample on every
+// instruction with a wide discriminator, our profile against llvm-profgen-19's of the same IPs.
+TEST_F(AutofdoFixtureClaims, SamplesOnEveryWideDiscriminatorGiveLlvmProfgensProfile) {
+  if (!have_executable("llvm-dwarfdump-19")) GTEST_SKIP() << "llvm-dwarfdump-19 is not installed";
+  AutofdoBinaryOptions options;
+  options.debug_dirs.clear();
+  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
+  IpProfile ips;
+  uint64_t count = 100;
+  for (const uint64_t address : wide_discriminator_addresses(fixture("hot_fs"))) ips.add(address, count++);
+  ASSERT_FALSE(ips.empty()) << "llvm-dwarfdump-19 finds no discriminator above 24 bits in hot_fs";
+  AutofdoStats stats;
+  const std::string ours = write_autofdo_from_ips(ips, *binary, &stats);
+  EXPECT_EQ(stats.samples_not_code, 0u) << "llvm-dwarfdump's rows are not our instructions";
+  const fs::path unsymbolized = dir_ / "wide.unsym";
+  write_file(unsymbolized, write_unsymbolized_profile(ranges_from_ips(ips), binary->preferred_base()));
+  const std::string theirs = run_llvm_profgen(
+      {"--unsymbolized-profile=" + unsymbolized.string(), "--binary=" + fixture("hot_fs").string(),
+       "--leading-ip-only"},
+      dir_.path());
+  ASSERT_FALSE(theirs.empty());
+  EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), normalize_profile(theirs, dir_.path())));
 }
 
 TEST_F(AutofdoFixtureClaims, DebuglinkBinaryFindsItsDebugFileByDebuglink) {

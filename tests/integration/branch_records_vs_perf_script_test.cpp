@@ -1,5 +1,6 @@
-// Branch-stack records of every real perf.data in ../shared/testdata/perf-data that has
-// PERF_SAMPLE_BRANCH_STACK (per `perf evlist -v`), against two views perf 6.1 gives of them:
+// Branch-stack records of every recorded perf.data in tests/data/perf-data that has
+// PERF_SAMPLE_BRANCH_STACK (the list's flag, itself checked against `perf evlist -v` by
+// recorded_perf_data_test), against two views perf 6.1 gives of them:
 //
 // - `perf script -F brstack` prints from/to/M|P|-/X|-/A|-/cycles/type per entry (the type is the
 //   last slot: empty for PERF_BR_UNKNOWN; brstacksym and brstackoff print the same five flags).
@@ -24,6 +25,7 @@
 
 #include "collector/perf_data_reader.h"
 #include "tests/integration/perf_script_oracle.h"
+#include "tests/integration/recorded_perf_data.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -31,46 +33,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path testdata_dir() { return shared_dir() / "testdata" / "perf-data"; }
-
 constexpr uint64_t kSampleBranchStack = 1u << 11;
 constexpr uint32_t kPerfTypeRaw = 4;
-
-// `perf evlist -v` lines of a file ("name: type: 4, size: 128, config: 0xc4, ...").
-std::vector<std::string> perf_evlist(const std::string& path) {
-  CommandResult r = run_command({"perf", "evlist", "-v", "-i", path});
-  std::vector<std::string> lines;
-  std::istringstream in(r.out);
-  for (std::string line; std::getline(in, line);)
-    if (line.find("sample_type:") != std::string::npos) lines.push_back(line);
-  return lines;
-}
-
-// The value perf evlist prints after "key: " (up to the next comma), "" when absent.
-std::string evlist_field(const std::string& line, const std::string& key) {
-  const size_t p = line.find(" " + key + ": ");
-  if (p == std::string::npos) return "";
-  const size_t start = p + key.size() + 3;
-  return line.substr(start, line.find(',', start) - start);
-}
-
-// The files perf says have branch stacks: the evlist sample_type names BRANCH_STACK.
-std::vector<std::string> branch_stack_files() {
-  std::vector<std::string> names;
-  if (!have_executable("perf")) return names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(testdata_dir(), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("perf.data", 0) != 0) continue;
-    for (const std::string& line : perf_evlist(e.path().string()))
-      if (evlist_field(line, "sample_type").find("BRANCH_STACK") != std::string::npos) {
-        names.push_back(name);
-        break;
-      }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 uint64_t load_u64(const std::vector<uint8_t>& bytes, size_t at) {
   uint64_t v = 0;
@@ -238,7 +202,9 @@ class BranchRecordsVsPerf : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(BranchRecordsVsPerf, SameBranchStacksAsPerf) {
   const std::string name = GetParam();
-  const std::string path = (testdata_dir() / name).string();
+  const std::string path = recorded_perf_data_path(name).string();
+  ASSERT_TRUE(fs::is_regular_file(path)) << path << " is missing";
+  if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
 
   // 1. The printed fields, through perf script -F brstack.
   const auto script_cmd = perf_script_command(path);
@@ -285,25 +251,19 @@ TEST_P(BranchRecordsVsPerf, SameBranchStacksAsPerf) {
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
+  return recorded_perf_data_test_name(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTestdata, BranchRecordsVsPerf,
-                         ::testing::ValuesIn(branch_stack_files()), test_name);
-GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BranchRecordsVsPerf);
+INSTANTIATE_TEST_SUITE_P(RecordedData, BranchRecordsVsPerf,
+                         ::testing::ValuesIn(recorded_perf_data_names(true)), test_name);
 
-// The files README.md of the test data names as branch stacks are all found (a perf that stops
-// naming BRANCH_STACK must not empty the suite above without notice).
+// The branch-stack files of the README are the ones the list flags.
 TEST(BranchRecordsVsPerfFiles, EveryKnownBranchFileIsCompared) {
-  if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
-  const std::vector<std::string> files = branch_stack_files();
-  for (const char* known : {"perf.data.branch-4.14", "perf.data.callgraph_and_branch-3.4",
-                            "perf.data.raw_callgraph_branch-3.4", "perf.data.branch_stack_hw_index",
-                            "perf.data.branch_stack_spec"})
-    EXPECT_NE(std::find(files.begin(), files.end(), known), files.end()) << known;
+  const std::vector<std::string> files = recorded_perf_data_names(true);
+  EXPECT_EQ(files, (std::vector<std::string>{"perf.data.branch-4.14", "perf.data.branch_stack_hw_index",
+                                             "perf.data.branch_stack_spec",
+                                             "perf.data.callgraph_and_branch-3.4",
+                                             "perf.data.raw_callgraph_branch-3.4"}));
 }
 
 // perf.data.branch_stack_spec: AMD BRS, raw event rc4, 16 entries per sample. Our attr and
@@ -311,7 +271,8 @@ TEST(BranchRecordsVsPerfFiles, EveryKnownBranchFileIsCompared) {
 // flags compared above, and must be there (not masked away).
 TEST(BranchRecordsVsPerfFiles, AmdBrsFile) {
   if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
-  const std::string path = (testdata_dir() / "perf.data.branch_stack_spec").string();
+  const std::string path = recorded_perf_data_path("perf.data.branch_stack_spec").string();
+  ASSERT_TRUE(fs::is_regular_file(path)) << path << " is missing";
   const std::vector<std::string> evlist = perf_evlist(path);
   ASSERT_EQ(evlist.size(), 1u);
   std::unique_ptr<RecordSource> source = open_perf_data(path);

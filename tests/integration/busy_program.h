@@ -26,8 +26,9 @@ class ChildProcess {
 
   pid_t pid() const { return pid_; }
   void release();
-  // Waits until /proc/PID/exe names `exe` (the exec happened); false after `timeout_ms`.
-  bool wait_for_exec(const std::filesystem::path& exe, int timeout_ms = 5000) const;
+  // Waits until /proc/PID/exe names `exe` (the exec happened); false after `timeout_ms` (long:
+  // a loaded machine may take a while, an exec that happens ends the wait at once).
+  bool wait_for_exec(const std::filesystem::path& exe, int timeout_ms = 120000) const;
   void kill_and_reap();
 
  private:

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <set>
 
+#include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"
 
 namespace profcollect::test {
@@ -29,7 +30,7 @@ class LiveAttachTest : public LiveFixtureTest {};
 // FIFOs itself, so the open is retried until it has (ENXIO: no reader yet).
 bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& command) {
   int fd = -1;
-  if (!wait_until([&] { return (fd = ::open(ctl.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, 10s))
+  if (!wait_until([&] { return (fd = ::open(ctl.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, kPatience))
     return false;
   const std::string line = command + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
@@ -43,7 +44,7 @@ bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& c
     const ssize_t n = ::read(ack_fd, buf, sizeof buf);
     if (n > 0) got.append(buf, static_cast<size_t>(n));
     return got.find("ack") != std::string::npos;
-  }, 10s);
+  }, kPatience);
   ::close(ack_fd);
   return acked;
 }
@@ -55,8 +56,9 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   TempDir tmp;
   const fs::path go = tmp / "go", out = tmp / "out", data = tmp / "perf.data";
 
-  // The program idles (sleeping) until `go` exists.
-  BackgroundProcess target = start_target(spawner, {go.string(), library.string(), "2"});
+  // The program idles (sleeping) until `go` exists; then each of its workers runs 1 s of its
+  // own CPU time (live_spawner.c), so their shares do not depend on how the machine is loaded.
+  BackgroundProcess target = start_target(spawner, {go.string(), library.string(), "1"});
   const std::string pid = std::to_string(target.pid());
 
   BackgroundProcess collector = start_profcollect(
@@ -73,19 +75,19 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   // profcollect says "collecting" once its events are enabled and the process's maps read.
   ASSERT_TRUE(wait_until([&] {
     return has_perf_event_fd(collector.pid()) && collector.err().find("collecting") != std::string::npos;
-  }, 10s)) << collector.describe();
+  }, kPatience)) << collector.describe();
   ASSERT_TRUE(collector.running()) << collector.describe();
 
   write_file(go, "");
-  const auto target_status = target.wait(20s);
+  const auto target_status = target.wait(kPatience);
   ASSERT_TRUE(target_status) << "the program did not finish";
   ASSERT_EQ(*target_status, 0) << target.describe();
   // Every target process has exited: both profilers end by themselves.
-  const auto collector_status = collector.wait(10s);
+  const auto collector_status = collector.wait(kPatience);
   ASSERT_TRUE(collector_status) << "profcollect did not stop after its target exited\n" << collector.describe();
   EXPECT_EQ(*collector_status, 0) << collector.describe();
-  if (!perf.wait(10s)) perf.signal(SIGINT);
-  ASSERT_TRUE(perf.wait(10s)) << perf.describe();
+  if (!perf.wait(kPatience)) perf.signal(SIGINT);
+  ASSERT_TRUE(perf.wait(kPatience)) << perf.describe();
 
   // Our profiles: one per named binary, under the build-ids readelf reads.
   const json collection = read_json_file(out / "collection.json");
@@ -110,7 +112,7 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
     for (const auto& [function, n] : fdata.per_function()) ours[function] += n;
     our_total += fdata.total();
   }
-  // Each of them runs about a quarter of the time (four busy threads); a tenth is plenty to show
+  // Each of them runs 1 s of the 4 s of CPU time (thread_work twice); a tenth is plenty to show
   // it was followed.
   for (const char* function : {"thread_work", "child_work", "plug_work"}) {
     EXPECT_GE(points(ours[function], our_total), 10.0)

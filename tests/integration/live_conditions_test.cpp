@@ -13,6 +13,7 @@
 #include <fstream>
 #include <thread>
 
+#include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"
 
 namespace profcollect::test {
@@ -95,13 +96,21 @@ TEST_F(LiveConditionsTest, TargetExitingMidRunIsFlushedAndCollectionEndsCleanly)
   ASSERT_FALSE(build_id.empty());
   TempDir tmp;
   const fs::path out = tmp / "out";
-  // Lives 1.5 s; profcollect (default flush interval: 60 s) must notice, flush and end alone.
-  // The binary is named by its build-id, the other --binary form.
-  BackgroundProcess target = start_target(spin, {"a", "1.5"});
+  // Runs until SIGINT, which makes it exit 0; profcollect (default flush interval: 60 s) must
+  // notice, flush and end alone. The binary is named by its build-id, the other --binary form.
+  BackgroundProcess target = start_target(spin, {"a", "0", "1", "0"});
   BackgroundProcess collector = start_profcollect(
       {"-o", out.string(), "--binary", build_id, "--pid", std::to_string(target.pid())});
-  ASSERT_TRUE(target.wait(10s));
-  const auto status = collector.wait(10s);
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+      << collector.describe();
+  // 300 ms of the target's CPU time while it is collected: 1200 periods at 4000 Hz, about half
+  // of them in spin_a and half in shared_work.
+  ASSERT_TRUE(wait_for_cpu_time(target.pid(), std::chrono::milliseconds(300), kPatience));
+  target.signal(SIGINT);
+  const auto target_status = target.wait(kPatience);
+  ASSERT_TRUE(target_status) << target.describe();
+  EXPECT_EQ(*target_status, 0) << target.describe();
+  const auto status = collector.wait(kPatience);
   ASSERT_TRUE(status) << "profcollect still runs after its target exited\n" << collector.describe();
   EXPECT_EQ(*status, 0) << collector.describe();
 
@@ -119,17 +128,49 @@ TEST_F(LiveConditionsTest, TargetExitingMidRunIsFlushedAndCollectionEndsCleanly)
   EXPECT_FALSE(read_json_file(out / "collection.json").is_discarded());
 }
 
+// The highest rate the kernel accepts now (perf_event_max_sample_rate, which it lowers by itself
+// when sampling interrupts take too long), at most `wanted`.
+uint64_t allowed_rate(uint64_t wanted) {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint64_t max = 0;
+  return in >> max && max > 0 && max < wanted ? max : wanted;
+}
+
 TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   const fs::path out = tmp / "out";
-  // One data page per CPU at 20 kHz over two busy threads: the buffer fills between reads.
+  // One data page per CPU at 20 kHz over two busy threads, which run until SIGINT (then exit 0).
   // (Higher rates also lose the exec's MMAP2 record, leaving nothing to map the samples to.)
-  const ProfcollectRun run = run_profcollect(
-      {"-m", "1", "-F", "20000", "-o", out.string(), "--", spin.string(), "a", "1.5", "2"});
-  ASSERT_EQ(run.run.exit_code, 0) << run.describe();
+  const uint64_t rate = allowed_rate(20000);
+  BackgroundProcess collector = start_profcollect({"-m", "1", "-F", std::to_string(rate), "-o", out.string(),
+                                                   "--", spin.string(), "a", "0", "2", "0"});
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+      << collector.describe();
+  std::vector<pid_t> children;
+  ASSERT_TRUE(wait_until([&] { return (children = child_processes(collector.pid())).size() == 1; }, kPatience));
+  const pid_t target = children[0];
+  // profcollect stopped while the threads run 200 ms of CPU time: 4000 timer periods at 20 kHz
+  // against the ~70 samples a page holds per CPU, so the buffers overrun however loaded the
+  // machine is (a drain that keeps up cannot hide it).
+  collector.signal(SIGSTOP);
+  ASSERT_TRUE(wait_until([&] { return process_state(collector.pid()) == 'T'; }, kPatience)) << collector.describe();
+  ASSERT_TRUE(wait_for_cpu_time(target, std::chrono::milliseconds(200 * 20000 / rate), kPatience));
+  const std::optional<uint64_t> sleeps = voluntary_context_switches(collector.pid());
+  ASSERT_TRUE(sleeps);
+  collector.signal(SIGCONT);
+  // Once it has gone back to sleep twice it has drained every buffer, so the next samples find
+  // room, the first of them after a LOST record.
+  ASSERT_TRUE(wait_until([&] { return voluntary_context_switches(collector.pid()).value_or(0) >= *sleeps + 2; },
+                         kPatience))
+      << collector.describe();
+  ASSERT_TRUE(wait_for_cpu_time(target, std::chrono::milliseconds(50), kPatience));
+  collector.signal(SIGINT);  // passed on to live_spin, which exits 0
+  const std::optional<int> exit_code = collector.wait(kPatience);
+  ASSERT_TRUE(exit_code) << collector.describe();
+  ASSERT_EQ(*exit_code, 0) << collector.describe();
   const json collection = read_json_file(out / "collection.json");
-  ASSERT_FALSE(collection.is_discarded()) << run.describe();
+  ASSERT_FALSE(collection.is_discarded()) << collector.describe();
   const uint64_t lost = collection.at("lost").get<uint64_t>();
   EXPECT_GT(lost, 0u) << "no loss counted with one-page buffers\n" << collection.dump(2);
   EXPECT_GT(collection.at("lost_records").get<uint64_t>(), 0u) << collection.dump(2);
@@ -178,12 +219,16 @@ TEST_F(LiveConditionsTest, CtrlCFlushesAndReturnsTheChildsStatus) {
     std::vector<std::string> args = {"-o", out.string(), "--", spin.string(), "a", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     BackgroundProcess collector = start_profcollect(args, {.cwd = {}, .own_process_group = true, .run_as = std::nullopt});
-    ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, 10s))
+    ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
         << collector.describe();
-    std::this_thread::sleep_for(700ms);  // let samples accumulate; nothing is flushed yet (60 s)
+    // Let samples accumulate: 100 ms of the child's CPU time, 400 periods at 4000 Hz, about half
+    // in spin_a. Nothing is flushed yet (every 60 s).
+    std::vector<pid_t> children;
+    ASSERT_TRUE(wait_until([&] { return (children = child_processes(collector.pid())).size() == 1; }, kPatience));
+    ASSERT_TRUE(wait_for_cpu_time(children[0], 100ms, kPatience));
     EXPECT_TRUE(profile_dirs(out, "live_spin").empty()) << "flushed before the end?";
     collector.signal_group(SIGINT);
-    const auto status = collector.wait(10s);
+    const auto status = collector.wait(kPatience);
     ASSERT_TRUE(status) << "profcollect did not end after Ctrl-C\n" << collector.describe();
     EXPECT_EQ(*status, expected) << collector.describe();
     const auto dirs = profile_dirs(out, "live_spin");
@@ -214,7 +259,7 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
   // Its own command: works, user mode only, and says that kernel samples are left out.
   {
     BackgroundProcess own = start_profcollect({"-o", (home / "own").string(), "--", spin.string(), "a", "1"}, as_user);
-    const auto status = own.wait(20s);
+    const auto status = own.wait(kPatience);
     ASSERT_TRUE(status) << own.describe();
     ASSERT_EQ(*status, 0) << own.describe();
     EXPECT_TRUE(contains_ignoring_case(own.err(), "kernel samples are left out")) << own.describe();
@@ -231,7 +276,7 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
   // -a: needs CAP_PERFMON or the sysctl.
   {
     BackgroundProcess all = start_profcollect({"-o", (home / "all").string(), "-a", "--duration", "1"}, as_user);
-    const auto status = all.wait(20s);
+    const auto status = all.wait(kPatience);
     ASSERT_TRUE(status) << all.describe();
     EXPECT_NE(*status, 0) << all.describe();
     EXPECT_NE(all.err().find("CAP_PERFMON"), std::string::npos) << all.describe();
@@ -242,7 +287,7 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
     BackgroundProcess root_target = start_target(spin, {"a", "10"});
     BackgroundProcess other = start_profcollect(
         {"-o", (home / "other").string(), "--pid", std::to_string(root_target.pid())}, as_user);
-    const auto status = other.wait(20s);
+    const auto status = other.wait(kPatience);
     ASSERT_TRUE(status) << other.describe();
     EXPECT_NE(*status, 0) << other.describe();
     EXPECT_NE(other.err().find("CAP_SYS_PTRACE"), std::string::npos) << other.describe();

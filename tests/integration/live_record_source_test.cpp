@@ -1,15 +1,18 @@
 // Live collection on this machine's kernel (cpu-clock, as root): events opened for a running
 // program (--pid) and for a program started held before its exec (command mode), records read
-// from the ring buffers for about a second. The samples must land in the executable mapping of
-// the program's binary that the MMAP2 records (synthesized from /proc, or the kernel's with the
-// build-id readelf reads from the file) describe, in time order. A one-page buffer must overrun
-// and say so with PERF_RECORD_LOST.
+// from the ring buffers until the program has run 250 ms of CPU time (cpu-clock is opened per
+// task: it samples the program's own CPU time, however loaded the machine is). The samples must
+// land in the executable mapping of the program's binary that the MMAP2 records (synthesized
+// from /proc, or the kernel's with the build-id readelf reads from the file) describe, in time
+// order. A one-page buffer left undrained while the program runs must overrun and say so with
+// PERF_RECORD_LOST, and no more records can be read or lost than the kernel's timer periods.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <optional>
 #include <thread>
 
@@ -19,6 +22,7 @@
 #include "collector/online_cpus.h"
 #include "collector/perf_event_set.h"
 #include "tests/integration/busy_program.h"
+#include "tests/integration/cpu_time.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect {
@@ -49,6 +53,7 @@ struct Collected {
   std::vector<MmapCopy> mmaps;
   std::vector<CommCopy> comms;
   size_t lost_records_seen = 0;
+  uint64_t lost_seen = 0;  // what those LOST records say was lost
   size_t out_of_order = 0;
   size_t records = 0;
 
@@ -70,6 +75,7 @@ struct Collected {
         comms.push_back({c->pid, c->tid, c->exec, std::string(c->comm)});
       } else if (const auto* l = std::get_if<LostRecord>(&r); l && !l->is_lost_samples) {
         ++lost_records_seen;
+        lost_seen += l->lost;
       }
     }
   }
@@ -94,19 +100,28 @@ struct Collected {
   uint64_t last_time_ = 0;
 };
 
-// Drains every `interval` for `duration`, then once more, and finishes.
-void collect(LiveRecordSource& source, Collected& out, std::chrono::milliseconds duration,
-             std::chrono::milliseconds interval) {
-  const auto end = std::chrono::steady_clock::now() + duration;
-  while (std::chrono::steady_clock::now() < end) {
-    std::this_thread::sleep_for(interval);
+// Drains every 100 ms until process `pid` has run `cpu` more CPU time (a loaded machine gives
+// it less of each second, and cpu-clock samples only the time it runs), then once more, and
+// finishes. False when that did not happen within test::kPatience.
+bool collect(LiveRecordSource& source, Collected& out, pid_t pid, std::chrono::milliseconds cpu) {
+  const std::optional<std::chrono::nanoseconds> start = test::process_cpu_time(pid);
+  const auto deadline = std::chrono::steady_clock::now() + test::kPatience;
+  bool ran = false;
+  while (start && !ran && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(100ms);
     source.drain();
     out.take(source);
+    const std::optional<std::chrono::nanoseconds> now = test::process_cpu_time(pid);
+    ran = now && *now - *start >= cpu;
   }
   source.drain();
   source.finish();
   out.take(source);
+  return ran;
 }
+
+// Timer periods of 250 us (4000 Hz) in the 250 ms of CPU time collect() waits for.
+constexpr size_t kPeriodsCollected = 1000;
 
 std::optional<BuildId> readelf_build_id(const std::filesystem::path& file) {
   const std::vector<std::string> argv = {"readelf", "-n", file.string()};
@@ -163,7 +178,7 @@ TEST_F(LiveCollection, RunningProcessSamplesLandInItsBinaryFromProcMaps) {
   events->enable();
   ASSERT_TRUE(source.add_existing_process(child.pid()));
   Collected got;
-  collect(source, got, 1000ms, 100ms);
+  ASSERT_TRUE(collect(source, got, child.pid(), 250ms)) << "the program did not run 250 ms of CPU time";
 
   // The binary's mapping came from /proc (untimed, synthesized), before any sample.
   size_t synthesized_exe_maps = 0;
@@ -177,7 +192,9 @@ TEST_F(LiveCollection, RunningProcessSamplesLandInItsBinaryFromProcMaps) {
   EXPECT_TRUE(comm_seen);
 
   const auto [total, inside] = got.samples_in(pid, exe_.string());
-  EXPECT_GE(total, 200u) << "a busy second at 4000 Hz gives thousands";
+  // A fifth of the timer periods: a sample can only come late (a timer delayed by the
+  // hypervisor), never early.
+  EXPECT_GE(total, kPeriodsCollected / 5) << "250 ms of its CPU time at 4000 Hz are 1000 timer periods";
   EXPECT_GE(inside, total * 9 / 10) << inside << " of " << total << " samples in " << exe_;
   EXPECT_EQ(got.out_of_order, 0u);
   EXPECT_EQ(source.counters().samples, got.samples.size());
@@ -199,7 +216,7 @@ TEST_F(LiveCollection, CommandStartsAtExecWithKernelMmap2CarryingTheBuildId) {
   child.release();  // exec: enable_on_exec starts the events
   ASSERT_TRUE(child.wait_for_exec(exe_));
   Collected got;
-  collect(source, got, 1000ms, 100ms);
+  ASSERT_TRUE(collect(source, got, child.pid(), 250ms)) << "the program did not run 250 ms of CPU time";
 
   bool exec_comm = false;
   for (const CommCopy& c : got.comms) exec_comm |= c.pid == pid && c.exec && c.comm == "busy";
@@ -220,10 +237,18 @@ TEST_F(LiveCollection, CommandStartsAtExecWithKernelMmap2CarryingTheBuildId) {
     }
   }
   const auto [total, inside] = got.samples_in(pid, exe_.string());
-  EXPECT_GE(total, 200u);
+  EXPECT_GE(total, kPeriodsCollected / 5);
   EXPECT_GE(inside, total * 9 / 10) << inside << " of " << total;
   EXPECT_EQ(got.out_of_order, 0u);
   EXPECT_EQ(source.counters().synthesized, 0u);
+}
+
+// The highest rate the kernel accepts now (perf_event_max_sample_rate, which it lowers by itself
+// when sampling interrupts take too long), at most `wanted`.
+uint64_t allowed_rate(uint64_t wanted) {
+  std::ifstream in("/proc/sys/kernel/perf_event_max_sample_rate");
+  uint64_t max = 0;
+  return in >> max && max > 0 && max < wanted ? max : wanted;
 }
 
 TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
@@ -231,25 +256,56 @@ TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
   ASSERT_TRUE(child.wait_for_exec(exe_));
   EventOptions o;
   o.event = EventRequest::CpuClock;
-  o.frequency_hz = 20000;
+  o.frequency_hz = allowed_rate(20000);
   selection_ = select_event(o, context_);
   auto events = open({TargetKind::Processes, {child.pid()}}, /*pages=*/1);
   EXPECT_EQ(events->mmap_pages(), 1u);
   LiveRecordSource source(*events, selection_.name);
   events->enable();
   source.add_existing_process(child.pid());
-  // No drain for a second: 4 KiB hold about 70 samples, 20 kHz bring 20000. The kernel writes
-  // the LOST record once there is room again, i.e. at the first sample after a drain.
+  // No drain while the child runs 100 ms of CPU time: 2000 timer periods of its cpu-clock at
+  // 20 kHz, while a 4 KiB page per CPU holds about 70 samples. So the kernel must drop records,
+  // however loaded the machine; it says how many in a LOST record written at its first record
+  // after the next drain. A window is doubled until a LOST record has come (a kernel that
+  // throttles the event may write far fewer samples than periods).
   Collected got;
-  std::this_thread::sleep_for(1000ms);
+  const auto deadline = std::chrono::steady_clock::now() + test::kPatience;
+  for (auto window = 100ms; source.counters().lost_records == 0 && std::chrono::steady_clock::now() < deadline;
+       window *= 2) {
+    ASSERT_TRUE(test::wait_for_cpu_time(child.pid(), window, test::kPatience)) << "the child stopped running";
+    source.drain();
+    got.take(source);
+  }
+  // Room again: the next records (the LOST record among them) are read.
+  ASSERT_TRUE(test::wait_for_cpu_time(child.pid(), 10ms, test::kPatience));
   source.drain();
+  source.finish();
   got.take(source);
-  collect(source, got, 200ms, 100ms);
-  EXPECT_GE(source.counters().lost_records, 1u);
-  EXPECT_GT(source.counters().lost_samples, 1000u);
+
+  EXPECT_GE(source.counters().lost_records, 1u) << "no PERF_RECORD_LOST from a one-page buffer left full";
+  EXPECT_GE(source.counters().lost_samples, source.counters().lost_records) << "a LOST record says 0 were lost";
   EXPECT_EQ(got.lost_records_seen, source.counters().lost_records);
+  EXPECT_EQ(got.lost_seen, source.counters().lost_samples);
   EXPECT_GT(got.samples.size(), 0u);
+  EXPECT_EQ(source.counters().samples, got.samples.size());
   EXPECT_EQ(got.out_of_order, 0u);
+
+  // What the kernel says: each event's count is the child's CPU time on that CPU in ns, and its
+  // timer fires once per period of it at most. Every sample it tried to write was either read
+  // or counted lost, so together they cannot exceed the periods (plus one per event, 1% for the
+  // two clocks the kernel uses, and one UNTHROTTLE record per tick of at least 1 ms should the
+  // kernel throttle the event).
+  uint64_t ns = 0;
+  for (const int fd : events->pollable_fds()) {
+    uint64_t count = 0;
+    ASSERT_EQ(::read(fd, &count, sizeof count), static_cast<ssize_t>(sizeof count));
+    ns += count;
+  }
+  const uint64_t periods = ns / (1000000000 / *o.frequency_hz);
+  const uint64_t written = source.counters().samples + source.counters().lost_samples;
+  EXPECT_LE(written, periods + periods / 100 + ns / 1000000 + events->event_count())
+      << source.counters().samples << " samples read and " << source.counters().lost_samples
+      << " lost, but the child ran only " << ns << " ns (" << periods << " periods)";
 }
 
 TEST_F(LiveCollection, ProcessThatDoesNotExist) {

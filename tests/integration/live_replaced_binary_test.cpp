@@ -10,6 +10,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/integration/cpu_time.h"
+#include "tests/integration/live_support.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -38,23 +40,42 @@ TEST(LiveReplacedBinary, ProfilesTheMappedFileNotTheNewOneAtItsPath) {
     execl(bin.c_str(), bin.c_str(), "100000", static_cast<char*>(nullptr));
     _exit(127);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The exec must be done before the file is replaced (a loaded machine may take long to get
+  // there), or the child would run the new file.
+  const std::string link = "/proc/" + std::to_string(pid) + "/exe";
+  const bool started = wait_until([&] {
+    std::error_code ec;
+    return std::filesystem::read_symlink(link, ec) == std::filesystem::canonical(bin);
+  }, kPatience);
+  if (!started) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  ASSERT_TRUE(started) << bin << " did not start";
   // Replace the file: another program (built -O0, so another build-id) at the same path.
   std::filesystem::remove(bin);
   ASSERT_EQ(run_command({"gcc", "-O0", "-o", bin.string(), src.string()}).exit_code, 0);
   std::string new_id = build_id_of(bin);
   ASSERT_NE(new_id, original_id);
 
+  // Collected while the program runs 200 ms of its CPU time (800 periods at 4000 Hz, nearly all
+  // in work), then SIGTERM: the final flush writes them.
   auto out = dir / "out";
-  auto r = run_command({profcollect_exe().string(), "-q", "-o", out.string(), "--duration", "1",
-                        "--pid", std::to_string(pid)});
+  BackgroundProcess collector = start_profcollect({"-o", out.string(), "--pid", std::to_string(pid)});
+  const bool collecting =
+      wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience);
+  const bool ran = collecting && wait_for_cpu_time(pid, std::chrono::milliseconds(200), kPatience);
+  collector.signal(SIGTERM);
+  const std::optional<int> status = collector.wait(kPatience);
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-
+  ASSERT_TRUE(collecting) << collector.describe();
+  ASSERT_TRUE(ran) << "the program did not run 200 ms of CPU time";
+  ASSERT_TRUE(status) << collector.describe();
+  ASSERT_EQ(*status, 0) << collector.describe();
   auto profile_dir = out / ("hot-" + original_id);
   ASSERT_TRUE(std::filesystem::exists(profile_dir / "bolt.fdata"))
-      << "expected a profile under the running binary's build-id; got: " << r.err;
+      << "expected a profile under the running binary's build-id; got: " << collector.describe();
   EXPECT_FALSE(std::filesystem::exists(out / ("hot-" + new_id)));
   std::string fdata = read_file(profile_dir / "bolt.fdata");
   EXPECT_NE(fdata.find("\n1 work "), std::string::npos) << fdata;

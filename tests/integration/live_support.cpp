@@ -1,5 +1,7 @@
 #include "tests/integration/live_support.h"
 
+#include "tests/integration/cpu_time.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
@@ -165,7 +167,7 @@ BackgroundProcess start_target(const fs::path& exe, const std::vector<std::strin
   const bool started = wait_until([&] {
     std::error_code ec;
     return fs::read_symlink(link, ec) == exe;
-  }, std::chrono::seconds(5));
+  }, kPatience);
   EXPECT_TRUE(started) << exe << " did not start";
   return p;
 }
@@ -282,7 +284,7 @@ CommandResult perf_record(const fs::path& data, const std::vector<std::string>& 
   std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-e", "cpu-clock", "-F",
                                    std::to_string(frequency), "-o", data.string()};
   argv.insert(argv.end(), record_args.begin(), record_args.end());
-  CommandResult r = run_command(argv, {.cwd = {}, .timeout = std::chrono::seconds(60)});
+  CommandResult r = run_command(argv, {.cwd = {}, .timeout = kPatience});
   if (r.exit_code != 0) r.err = r.describe(argv);
   return r;
 }
@@ -295,6 +297,7 @@ std::optional<PerfFunctionShares> perf_function_shares(const fs::path& data, con
   PerfFunctionShares shares;
   for (const auto& s : *samples) {
     ++shares.total;
+    if (s.dso == "[kernel.kallsyms]" || s.ip >= 0xffff800000000000) ++shares.kernel;
     if (s.dso != path) continue;
     ++shares.in_binary;
     ++shares.per_function[s.symbol];

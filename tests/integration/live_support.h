@@ -122,6 +122,7 @@ CommandResult perf_record(const std::filesystem::path& data, const std::vector<s
 // path), and how many samples of `binary` there were; `pid_filter` 0 for all.
 struct PerfFunctionShares {
   uint64_t total = 0;         // every sample in the recording
+  uint64_t kernel = 0;        // of them in the kernel ([kernel.kallsyms] or a kernel address)
   uint64_t in_binary = 0;     // samples perf places in the binary
   std::map<std::string, uint64_t> per_function;  // in the binary, by perf's symbol ("" unknown)
 };

@@ -1,12 +1,8 @@
 // Once warm, reading a perf.data allocates nothing per record: the input buffer, the ordering
-// arena and the decoder's scratch are reused. Counted with a replaced global operator new,
-// which is why this test lives in the integration binary: the unit-test binary already has one.
+// arena and the decoder's scratch are reused. Counted by tests/support/allocation_counter.h.
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
 #include <filesystem>
-#include <new>
 
 #include <sys/stat.h>
 
@@ -14,21 +10,8 @@
 #include "mapper/process_table.h"
 #include "output/binary_profiles.h"
 #include "tests/integration/branch_fixtures.h"
+#include "tests/support/allocation_counter.h"
 #include "tests/unit/perf_record_builder.h"
-
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<size_t> g_allocations{0};
-}  // namespace
-
-void* operator new(size_t n) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1);
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
 
 namespace profcollect {
 namespace {
@@ -75,18 +58,17 @@ TEST(PerfDataReaderAllocationTest, NoAllocationPerRecordOnceWarm) {
   size_t read = 0;
   const size_t total = size_t(rounds) * (per_round + per_round / 50);
   while (read < total / 3 && source->next(r)) ++read;  // warm up
-  g_allocations = 0;
-  g_counting = true;
+  test::AllocationCounter allocations;
   size_t branches = 0;
   while (source->next(r)) {
     ++read;
     if (auto* s = std::get_if<SampleRecord>(&r)) branches += s->branches.size();
   }
-  g_counting = false;
+  allocations.stop();
   std::filesystem::remove(path);
   EXPECT_EQ(read, total);
   EXPECT_GT(branches, 0u);
-  EXPECT_EQ(g_allocations.load(), 0u);
+  EXPECT_EQ(allocations.count(), 0u);
 }
 
 // Live aggregation of branch stacks (what `profcollect` runs on every LBR/BRS sample): once a
@@ -113,26 +95,31 @@ TEST_F(LiveBranchAllocationTest, NoAllocationPerBranchStackOnceWarm) {
   };
   BinaryProfiles profiles(selection, opener, "cycles:u");
   size_t stacks_counted = 0;
+  size_t warm_allocations = 0;
   for (int pass = 0; pass < 2; ++pass) {
     ProcessTable processes;
     auto source = open_perf_data(data.string());
     Record r;
     while (source->next(r)) {
       if (auto* s = std::get_if<SampleRecord>(&r)) {
-        g_counting = pass == 1;
-        profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
-        profiles.add_branch_stack(s->pid, s->branches, processes);
-        g_counting = false;
-        if (pass == 1 && !s->branches.empty()) ++stacks_counted;
+        if (pass == 1) {
+          test::AllocationCounter allocations;
+          profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
+          profiles.add_branch_stack(s->pid, s->branches, processes);
+          warm_allocations += allocations.count();
+          if (!s->branches.empty()) ++stacks_counted;
+        } else {
+          profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
+          profiles.add_branch_stack(s->pid, s->branches, processes);
+        }
       } else {
         processes.update(r);
       }
-      if (pass == 0) g_allocations = 0;
     }
   }
   EXPECT_GT(stacks_counted, 100u);
   EXPECT_EQ(profiles.binary_count(), 1u);
-  EXPECT_EQ(g_allocations.load(), 0u) << "allocations while counting " << stacks_counted << " warm stacks";
+  EXPECT_EQ(warm_allocations, 0u) << "allocations while counting " << stacks_counted << " warm stacks";
 }
 
 }  // namespace

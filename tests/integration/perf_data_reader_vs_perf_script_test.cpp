@@ -1,4 +1,4 @@
-// Every real perf.data in ../shared/testdata/perf-data, read by our reader and by perf 6.1:
+// Every recorded perf.data in tests/data/perf-data, read by our reader and by perf 6.1:
 // samples (event, pid/tid, time, period, ip, branch stack), MMAP/MMAP2, COMM/FORK/EXIT must be
 // the same multisets as `perf script` prints, and the per-type record counts and lost-sample
 // totals the same as `perf report -D` reports.
@@ -10,6 +10,7 @@
 
 #include "collector/perf_data_reader.h"
 #include "tests/integration/perf_script_oracle.h"
+#include "tests/integration/recorded_perf_data.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -17,21 +18,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path testdata_dir() { return shared_dir() / "testdata" / "perf-data"; }
-
-std::vector<std::string> testdata_files() {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(testdata_dir(), ec))
-    if (e.path().filename().string().rfind("perf.data", 0) == 0)
-      names.push_back(e.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
+const RecordedPerfData& recorded(const std::string& name) {
+  for (const auto& f : recorded_perf_data())
+    if (f.name == name) return f;
+  throw std::logic_error("not a recorded file: " + name);
 }
 
 // The two files perf cannot read to the end (README.md of the test data).
-bool damaged(const std::string& name) { return name.find("corrupted") != std::string::npos; }
-bool perf_stops_early(const std::string& name) { return name == "perf.data.piped.intel_pt-4.14"; }
+bool damaged(const std::string& name) { return recorded(name).damaged; }
+bool perf_stops_early(const std::string& name) { return recorded(name).perf_stops_early; }
 
 // perf -D lists each record as "0xOFFSET@... [0xSIZE]: event: TYPE"; the first byte after the
 // last one it could read is where the damage is. In pipe mode ("@pipe") perf counts offsets
@@ -62,9 +57,10 @@ std::string not_included(const std::string& what, std::vector<std::string> a,
 class PerfDataReaderVsPerfScript : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
-  if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
   const std::string name = GetParam();
-  const std::string path = (testdata_dir() / name).string();
+  const std::string path = recorded_perf_data_path(name).string();
+  ASSERT_TRUE(fs::is_regular_file(path)) << path << " is missing";
+  if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed";
 
   const auto script_cmd = perf_script_command(path);
   CommandResult script = run_command(script_cmd);
@@ -119,14 +115,11 @@ TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
-  std::string n = info.param;
-  for (char& c : n)
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  return n;
+  return recorded_perf_data_test_name(info.param);
 }
 
-INSTANTIATE_TEST_SUITE_P(SharedTestdata, PerfDataReaderVsPerfScript,
-                         ::testing::ValuesIn(testdata_files()), test_name);
+INSTANTIATE_TEST_SUITE_P(RecordedData, PerfDataReaderVsPerfScript,
+                         ::testing::ValuesIn(recorded_perf_data_names()), test_name);
 
 }  // namespace
 }  // namespace profcollect::test

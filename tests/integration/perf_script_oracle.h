@@ -62,6 +62,11 @@ std::string count_difference(const PerfDump& dump, const OurRecords& ours);
 std::string multiset_difference(const std::string& what, std::vector<std::string> perf,
                                 std::vector<std::string> ours);
 
+// `perf evlist -v -i FILE` lines that describe an attr ("name: type: 4, size: 128, config: 0xc4,
+// ..."), and the value perf prints after "key: " in one of them ("" when absent).
+std::vector<std::string> perf_evlist(const std::string& perf_data);
+std::string evlist_field(const std::string& evlist_line, const std::string& key);
+
 // The name perf gives kernel record type `type` ("MMAP", "SAMPLE", ...).
 std::string perf_record_type_name(uint32_t type);
 

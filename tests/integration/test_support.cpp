@@ -157,7 +157,6 @@ bool have_executable(const std::string& name) {
 
 std::filesystem::path source_dir() { return PROFCOLLECT_SOURCE_DIR; }
 std::filesystem::path binary_dir() { return PROFCOLLECT_BINARY_DIR; }
-std::filesystem::path shared_dir() { return source_dir() / ".." / "shared"; }
 std::filesystem::path profcollect_exe() { return PROFCOLLECT_EXE; }
 
 TempDir::TempDir() {

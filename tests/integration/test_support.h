@@ -37,11 +37,9 @@ std::string command_line(const std::vector<std::string>& argv);
 // Whether `name` is an executable file (an absolute path, or a name found in PATH).
 bool have_executable(const std::string& name);
 
-// The repository root, the build tree, the shared reference data (`../shared` from the root) and
-// the profcollect executable under test.
+// The repository root, the build tree and the profcollect executable under test.
 std::filesystem::path source_dir();
 std::filesystem::path binary_dir();
-std::filesystem::path shared_dir();
 std::filesystem::path profcollect_exe();
 
 // A fresh directory under the system temp dir, removed with everything in it on destruction.

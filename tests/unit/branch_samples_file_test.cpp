@@ -89,5 +89,13 @@ TEST(BranchSamplesFile, DamageIsRefusedWithItsLine) {
   EXPECT_FALSE(parse_branch_samples(good + "R 1 2 99999999999999999999999\n", &error));
 }
 
+TEST(BranchSamplesFile, LinesOfSpacesAreBlank) {
+  // A line with no field at all (only spaces) once indexed its first field anyway.
+  std::string error;
+  auto back = parse_branch_samples("# profcollect branch samples 1\n   \nstacks 2\n \n", &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->stacks, 2u);
+}
+
 }  // namespace
 }  // namespace profcollect

@@ -5,30 +5,11 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
-
 #include "collector/event_selection.h"
 #include "collector/proc_maps.h"
+#include "tests/support/allocation_counter.h"
 #include "tests/unit/fake_ring_buffer.h"
 #include "tests/unit/perf_record_builder.h"
-
-// Counts allocations while a test asks for it; otherwise a plain malloc/free passthrough.
-// (GCC cannot see that the replaced operator new below pairs with this free.)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-namespace {
-std::atomic<bool> g_count_allocations{false};
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (g_count_allocations.load(std::memory_order_relaxed)) ++g_allocations;
-  if (void* p = std::malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace profcollect {
 namespace {
@@ -213,19 +194,18 @@ TEST_F(LiveSourceTest, WarmDrainAllocatesNothing) {
     while (source_->next(r)) {
     }
   }
-  long allocations = 0;
+  size_t allocations = 0;
   for (int pass = 0; pass < 8; ++pass) {
     fill(t);
-    g_allocations = 0;
-    g_count_allocations = true;
+    test::AllocationCounter counter;
     source_->drain();
     size_t n = 0;
     while (source_->next(r)) ++n;
-    g_count_allocations = false;
-    allocations += g_allocations;
+    counter.stop();
+    allocations += counter.count();
     EXPECT_GT(n, 0u);
   }
-  EXPECT_EQ(allocations, 0);
+  EXPECT_EQ(allocations, 0u);
 }
 
 // The attr a branch engine asks for (LBR: cycles with BRANCH_STACK, ANY|USER): the ring buffer's

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <deque>
 #include <filesystem>
 
 #include "collector/event_selection.h"
@@ -143,15 +144,19 @@ struct DecodeFixture {
     attr = make_sampling_attr(s, TargetKind::Processes);
     state.add_attr(parse_perf_attr({reinterpret_cast<const uint8_t*>(&attr), sizeof attr}), {});
   }
+  // A decoded record's strings point into its bytes: the fixture keeps a copy of every record it
+  // decoded, so that callers may pass temporaries.
   Record decode(const std::vector<uint8_t>& bytes) {
+    const std::vector<uint8_t>& kept_bytes = kept.emplace_back(bytes);
     RawRecord raw;
-    std::memcpy(&raw.type, bytes.data(), 4);
-    std::memcpy(&raw.misc, bytes.data() + 4, 2);
-    raw.bytes = bytes;
+    std::memcpy(&raw.type, kept_bytes.data(), 4);
+    std::memcpy(&raw.misc, kept_bytes.data() + 4, 2);
+    raw.bytes = kept_bytes;
     Record r;
     RecordDecoder(state).decode(raw, r);
     return r;
   }
+  std::deque<std::vector<uint8_t>> kept;
   SampleIdLayout layout() const { return {attr.sample_type, attr.sample_id_all != 0}; }
   perf_event_attr attr;
   PerfSessionState state;

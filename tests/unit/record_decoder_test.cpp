@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+
 #include "collector/byte_cursor.h"
 #include "tests/unit/perf_record_builder.h"
 
@@ -34,13 +36,17 @@ struct Session {
   explicit Session(const std::vector<std::pair<Attr, std::vector<uint64_t>>>& attrs) {
     for (const auto& [a, ids] : attrs) state.add_attr(parse_perf_attr(a.bytes()), ids);
   }
+  // A decoded record's strings and branch stacks point into its bytes: the session keeps a copy
+  // of every record it decoded, so that callers may pass temporaries.
   Record decode(const std::vector<uint8_t>& bytes) {
+    kept.push_back(bytes);
     Record out;
-    decoder.decode(raw_of(bytes), out);
+    decoder.decode(raw_of(kept.back()), out);
     return out;
   }
   PerfSessionState state;
   RecordDecoder decoder{state};
+  std::deque<std::vector<uint8_t>> kept;
 };
 
 // A sample with a distinct value in every field.

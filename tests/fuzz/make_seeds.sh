@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Makes the seed corpora of the fuzz targets in OUT/<target>/ (tests/fuzz/run.sh calls it with
+# its build directory's seeds/): real inputs of every kind each parser reads.
+#
+#   tests/fuzz/make_seeds.sh OUT PROFCOLLECT
+#
+# - perf.data: the 42 recorded files of tests/data/perf-data/, and fresh recordings of a small
+#   program here (file mode, pipe mode, zstd-compressed, a `perf record --threads` directory);
+# - perf script text: `perf script -F ip,brstack --show-mmap-events` of some of them;
+# - binaries: programs of tests/fixtures/src and tests/fixtures/autofdo_src built by gcc and
+#   clang-19 in several debug flavours (-g, -gdwarf-4, -gline-tables-only, -gz, -gsplit-dwarf
+#   with their .dwo files, stripped with a .gnu_debuglink debug file, -fcf-protection, lld),
+#   and their .debug_line and .eh_frame sections;
+# - live ring buffers: the records of the fresh recordings laid out as the kernel writes them;
+# - /proc/PID/maps text of this script's processes;
+# - profile files: the output directory of a real live run of PROFCOLLECT (its own build), and
+#   a samples.branch written from its documented format (no branch-stack hardware is needed).
+#
+# Nothing is read outside the repository's tests/, the tools and /proc; nothing is written outside
+# OUT. Made again only when this script, seed_inputs.py or the fixture sources change.
+set -euo pipefail
+if [ $# -ne 2 ]; then
+    echo "usage: $0 OUT PROFCOLLECT" >&2
+    exit 2
+fi
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$1
+profcollect=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
+py=$root/tests/fuzz/seed_inputs.py
+fixtures=$root/tests/fixtures
+
+key=$(cat "$0" "$py" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* |
+    sha256sum | cut -c1-16)
+if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$key" ]; then
+    exit 0
+fi
+for tool in gcc g++ clang-19 clang++-19 ld.lld-19 objcopy strip readelf perf python3; do
+    command -v "$tool" >/dev/null || { echo "$0: $tool not found" >&2; exit 1; }
+done
+rm -rf "$out"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+work=$out/.work
+mkdir -p "$work"
+seed() { mkdir -p "$out/$1" && echo "$out/$1"; }
+
+# ---- binaries ---------------------------------------------------------------------------------
+bins=$work/bins
+mkdir -p "$bins"
+afdo=$fixtures/autofdo_src
+src=$fixtures/src
+hot_cpp="$afdo/hot_main.cpp $afdo/hot_work.cpp"
+build() {  # build NAME COMPILER FLAGS... -- SOURCES...
+    local name=$1 cc=$2
+    shift 2
+    "$cc" "$@" -o "$bins/$name" 2>/dev/null
+}
+build hot_gcc_g g++ -O2 -g $hot_cpp
+build hot_gcc_dwarf4 g++ -O2 -gdwarf-4 $hot_cpp
+build hot_gcc_O0 g++ -O0 -g $hot_cpp
+build hot_gcc_gz g++ -O2 -g -gz $hot_cpp
+build hot_clang_g clang++-19 -O2 -g $hot_cpp
+build hot_clang_dwarf4 clang++-19 -O2 -gdwarf-4 $hot_cpp
+build hot_clang_lt clang++-19 -O2 -gline-tables-only -fdebug-info-for-profiling $hot_cpp
+build hot_clang_fs clang++-19 -O2 -gline-tables-only -fdebug-info-for-profiling \
+    -mllvm -enable-fs-discriminator=true $hot_cpp
+build hot_clang_cet clang++-19 -O2 -g -fcf-protection=full $hot_cpp
+build hot_clang_lld clang++-19 -O2 -g --ld-path=ld.lld-19 $hot_cpp
+build vec_clang clang++-19 -O2 -gline-tables-only $afdo/vec_main.cpp
+build branchy_gcc gcc -O2 -g $afdo/branchy.c
+build hot_c_gcc gcc -O2 -g $src/hot.c
+build hot_c_clang_nopie clang-19 -O2 -g -no-pie $src/hot.c
+build zoo_gcc gcc -O2 -g -I$src/symbols $src/symbols/zoo.c
+build plt_lazy gcc -O2 -g -fno-builtin $src/symbols/plt.c -lm
+build plt_ibt gcc -O2 -g -fno-builtin -fcf-protection=full -Wl,-z,ibtplt $src/symbols/plt.c -lm
+build plt_got gcc -O2 -g -fno-builtin -DTAKE_ADDRESS $src/symbols/plt.c -lm
+build libwork_gcc.so gcc -O2 -g -shared -fPIC $src/libwork.c
+build hot_nodebug clang++-19 -O2 $hot_cpp
+
+dwarf_bins="hot_gcc_g hot_gcc_dwarf4 hot_gcc_O0 hot_gcc_gz hot_clang_g hot_clang_dwarf4 hot_clang_lt
+hot_clang_fs hot_clang_cet hot_clang_lld vec_clang branchy_gcc hot_c_gcc hot_c_clang_nopie zoo_gcc
+plt_ibt libwork_gcc.so"
+elf=$(seed elf_binary_fuzz)
+dwarf=$(seed dwarf_fuzz)
+lines=$(seed dwarf_line_table_fuzz)
+eh=$(seed eh_frame_fuzz)
+for b in $dwarf_bins plt_lazy plt_got hot_nodebug; do
+    cp "$bins/$b" "$elf/$b"
+done
+for b in $dwarf_bins; do
+    cp "$bins/$b" "$dwarf/$b"
+    objcopy --decompress-debug-sections "$bins/$b" "$work/plain"
+    objcopy --dump-section .debug_line="$lines/$b" "$work/plain" "$work/discard"
+done
+for b in hot_gcc_g hot_clang_g zoo_gcc plt_lazy libwork_gcc.so; do
+    objcopy --dump-section .eh_frame="$work/eh" "$bins/$b" "$work/discard"
+    python3 "$py" eh-frame "$eh/$b" "$work/eh"
+done
+
+# Stripped, with the debug information in a file .gnu_debuglink names, as a second part.
+for b in hot_gcc_g hot_clang_lt zoo_gcc; do
+    (cd "$work" &&
+        objcopy --only-keep-debug "$bins/$b" "$b.debug" &&
+        objcopy --strip-all --add-gnu-debuglink="$b.debug" "$bins/$b" "$b.stripped")
+    python3 "$py" parts "$elf/${b}_debuglink" "$work/$b.stripped" "$b.debug=$work/$b.debug"
+    python3 "$py" parts "$dwarf/${b}_debuglink" "$work/$b.stripped" "$b.debug=$work/$b.debug"
+    cp "$work/$b.stripped" "$elf/${b}_stripped"
+done
+
+# Split DWARF: each unit compiled on its own, so that its .dwo is named after its object.
+split() {  # split NAME COMPILER FLAGS...
+    local name=$1 cc=$2
+    shift 2
+    local dir=$work/split_$name
+    mkdir -p "$dir"
+    (cd "$dir" &&
+        "$cc" "$@" -gsplit-dwarf -c "$afdo/hot_main.cpp" -o hot_main.o &&
+        "$cc" "$@" -gsplit-dwarf -c "$afdo/hot_work.cpp" -o hot_work.o &&
+        "$cc" -o "$name" hot_main.o hot_work.o)
+    python3 "$py" parts "$dwarf/$name" "$dir/$name" \
+        "hot_main.dwo=$dir/hot_main.dwo" "hot_work.dwo=$dir/hot_work.dwo"
+    cp "$dir/$name" "$elf/$name"
+}
+split split_clang clang++-19 -O2 -g
+split split_clang_dwarf4 clang++-19 -O2 -gdwarf-4
+split split_gcc g++ -O2 -g
+
+# ---- perf.data --------------------------------------------------------------------------------
+file=$(seed perf_data_file_fuzz)
+pipe=$(seed perf_data_pipe_fuzz)
+dir=$(seed perf_data_directory_fuzz)
+script=$(seed perf_script_fuzz)
+ring=$(seed live_ring_buffer_fuzz)
+cp "$root"/tests/data/perf-data/perf.data.* "$file/"
+cp "$root"/tests/data/perf-data/perf.data.piped.* "$pipe/"
+rec=$work/rec
+mkdir -p "$rec"
+cp "$bins/hot_c_gcc" "$rec/hot"
+record() {  # record NAME PERF-RECORD-ARGS...: a short run of ./hot
+    (cd "$rec" && perf record -q "$@" -- ./hot 10 >/dev/null 2>&1)
+}
+record -e cpu-clock -c 50000 -o fresh.data
+record -e cpu-clock -c 50000 -z -o fresh_z.data || true
+record -e cpu-clock -c 50000 --sample-cpu -o fresh_cpu.data
+(cd "$rec" && perf record -q -e cpu-clock -c 50000 -o - -- ./hot 10 2>/dev/null >fresh_pipe.data)
+record -e cpu-clock -c 50000 --threads -o fresh_threads.data || true
+for f in fresh.data fresh_z.data fresh_cpu.data; do
+    [ -s "$rec/$f" ] && cp "$rec/$f" "$file/$f"
+done
+cp "$rec/fresh_pipe.data" "$file/fresh_pipe.data"
+cp "$rec/fresh_pipe.data" "$pipe/fresh_pipe.data"
+cp "$rec/fresh.data" "$dir/single_file"
+if [ -d "$rec/fresh_threads.data" ]; then
+    parts=("$rec/fresh_threads.data/data")
+    for p in $(cd "$rec/fresh_threads.data" && ls data.* 2>/dev/null | sort -t. -k2 -n); do
+        parts+=("$rec/fresh_threads.data/$p")
+    done
+    python3 "$py" plain-parts "$dir/threads" "${parts[@]}"
+fi
+# The same recordings as a thread directory's pieces: a header file and one bare-record part.
+python3 "$py" plain-parts "$dir/header_and_empty_part" "$rec/fresh.data" /dev/null
+
+for f in "$rec/fresh.data" "$root"/tests/data/perf-data/perf.data.{branch-4.14,branch_stack_spec,singleprocess-3.8,lost_samples-4.4,remmap-3.2}; do
+    name=$(basename "$f")
+    perf script -F ip,brstack --show-mmap-events -i "$f" >"$script/$name.txt" 2>/dev/null ||
+        perf script -F ip --show-mmap-events -i "$f" >"$script/$name.txt" 2>/dev/null || true
+    [ -s "$script/$name.txt" ] || rm -f "$script/$name.txt"
+    # With pid/tid and an event name, the other spellings the reader knows.
+    perf script -F pid,tid,event,ip,brstack --show-mmap-events -i "$f" >"$script/$name.pid.txt" 2>/dev/null ||
+        rm -f "$script/$name.pid.txt"
+done
+for f in "$rec/fresh.data" "$rec/fresh_cpu.data" "$root"/tests/data/perf-data/perf.data.{branch-4.14,singleprocess-3.8,lost_samples-4.4}; do
+    python3 "$py" ring "$ring/$(basename "$f")" "$f"
+done
+
+# ---- /proc/PID/maps ---------------------------------------------------------------------------
+maps=$(seed proc_maps_fuzz)
+cat /proc/self/maps >"$maps/self"
+cat /proc/$$/maps >"$maps/shell"
+
+# ---- profile files ----------------------------------------------------------------------------
+fdata=$(seed fdata_reader_fuzz)
+branch=$(seed branch_samples_file_fuzz)
+profile=$(seed profile_directory_fuzz)
+live=$work/live
+rm -rf "$live"
+(cd "$rec" && "$profcollect" -q -e cpu-clock -F 2000 -o "$live" -- ./hot 10 >/dev/null)
+bindir=$(ls -d "$live"/hot-* | head -1)
+"$profcollect" convert -q -p "$rec/fresh.data" -o "$fdata/convert.fdata" "$rec/hot"
+cp "$bindir/bolt.fdata" "$fdata/live.fdata"
+cat >"$branch/documented" <<'EOF'
+# profcollect branch samples 1
+stacks 4
+B 401126 401100 - 12 1
+B 40113a 0 t 3 0
+B 0 401100 f 2 0
+B 0 0 ft 1 1
+F 401100 401126 12
+f 401100 40111f 2
+R 401100 401126 9
+T 401126 401100 9
+T x 401100 2
+T 40113a x 3
+EOF
+python3 "$py" plain-parts "$profile/live_no_lbr" "$bindir/meta.json" "$bindir/bolt.fdata" /dev/null \
+    "$bindir/samples.ip" /dev/null "$live/collection.json"
+sed 's/"no_lbr"/"branch"/' "$bindir/meta.json" >"$work/meta_branch.json"
+python3 "$py" plain-parts "$profile/live_branch" "$work/meta_branch.json" /dev/null "$bindir/bolt.fdata" \
+    "$bindir/samples.ip" "$branch/documented" "$live/collection.json"
+
+rm -rf "$work"
+echo "$key" >"$out/.stamp"
