@@ -99,16 +99,16 @@ void set_raw_privilege(perf_event_attr& attr, const EventModifiers& m) {
 bool means_no_pmu(int err) { return err == ENOENT || err == EOPNOTSUPP || err == ENODEV; }
 
 // BRS: a fixed period only (the kernel rejects freq for it), above the stack's 16 entries.
-SamplingRate brs_rate(const EventOptions& o, const std::string& what = "-e brs") {
+SamplingRate brs_rate(const EventOptions& o, const std::string& what = "{event} brs") {
   if (o.frequency_hz)
     throw EventSelectionError(
         what + " samples by a fixed period only: AMD BRS records the last 16 taken branches when "
-        "the branch counter overflows, and the kernel refuses frequency mode for it (-F); use "
-        "-c N (N >= " + std::to_string(kBrsMinimumPeriod) + ", default " +
+        "the branch counter overflows, and the kernel refuses frequency mode for it ({frequency}); use "
+        "{period} N (N >= " + std::to_string(kBrsMinimumPeriod) + ", default " +
         std::to_string(kDefaultBrsPeriod) + ")");
   SamplingRate rate{false, o.period.value_or(kDefaultBrsPeriod)};
   if (rate.value < kBrsMinimumPeriod)
-    throw EventSelectionError(what + ": -c " + std::to_string(rate.value) +
+    throw EventSelectionError(what + ": {period} " + std::to_string(rate.value) +
                               ": AMD BRS needs a period of at least " +
                               std::to_string(kBrsMinimumPeriod) +
                               " (more than the 16 branches it records)");
@@ -121,14 +121,14 @@ std::string probe_summary(const CpuCapabilities& cpu) {
 
 SamplingRate choose_rate(const EventOptions& o) {
   if (o.frequency_hz && o.period)
-    throw EventSelectionError("-F (frequency) and -c (period) exclude each other");
+    throw EventSelectionError("{frequency} and {period} exclude each other");
   SamplingRate rate;
   if (o.period) {
-    if (*o.period == 0) throw EventSelectionError("-c 0: the sample period must be at least 1");
+    if (*o.period == 0) throw EventSelectionError("{period} 0: the sample period must be at least 1");
     rate.by_frequency = false;
     rate.value = *o.period;
   } else if (o.frequency_hz) {
-    if (*o.frequency_hz == 0) throw EventSelectionError("-F 0: the frequency must be at least 1 Hz");
+    if (*o.frequency_hz == 0) throw EventSelectionError("{frequency} 0: the frequency must be at least 1 Hz");
     rate.value = *o.frequency_hz;
   }
   return rate;
@@ -140,7 +140,7 @@ bool is_hex_digit(char c) {
 
 // perf's rHEX[:MODIFIERS]: up to 16 hex digits of config (no 0x), then u, k, p, pp or ppp.
 EventSpec parse_raw_event(std::string_view text) {
-  const std::string quoted = "-e " + std::string(text);
+  const std::string quoted = "{event} " + std::string(text);
   const size_t colon = text.find(':');
   const std::string_view hex = text.substr(1, colon == std::string_view::npos ? colon : colon - 1);
   if (hex.empty() || hex.size() > 16 ||
@@ -185,7 +185,7 @@ std::string raw_event_name(const std::string& hex, const EventModifiers& m) {
 }
 
 std::string branch_filter_text(const BranchFilter& f) {
-  return std::string("-j any") + (f.user ? ",u" : "") + (f.kernel ? ",k" : "");
+  return std::string("{branch_filter} any") + (f.user ? ",u" : "") + (f.kernel ? ",k" : "");
 }
 
 }  // namespace
@@ -202,19 +202,19 @@ BranchFilter parse_branch_filter(std::string_view text) {
     else if (word == "u") f.user = true;
     else if (word == "k") f.kernel = true;
     else
-      throw EventSelectionError("-j " + std::string(text) + ": '" + std::string(word) +
-                                "' is not taken; -j takes any[,u][,k] (every taken branch: what "
+      throw EventSelectionError("{branch_filter} " + std::string(text) + ": '" + std::string(word) +
+                                "' is not taken; {branch_filter} takes any[,u][,k] (every taken branch: what "
                                 "BOLT and AutoFDO need)");
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   if (!any)
-    throw EventSelectionError("-j " + std::string(text) + ": name the branches: any[,u][,k]");
+    throw EventSelectionError("{branch_filter} " + std::string(text) + ": name the branches: any[,u][,k]");
   return f;
 }
 
 EventSpec parse_event_request(std::string_view event, bool any_branch, std::string_view branch_filter) {
-  if (any_branch && !branch_filter.empty()) throw EventSelectionError("-b and -j exclude each other");
+  if (any_branch && !branch_filter.empty()) throw EventSelectionError("{branch_any} and {branch_filter} exclude each other");
   EventSpec spec;
   if (event == "auto") spec = EventRequest::Auto;
   else if (event == "cycles") spec = EventRequest::Cycles;
@@ -224,8 +224,8 @@ EventSpec parse_event_request(std::string_view event, bool any_branch, std::stri
   else if (event.size() > 1 && event[0] == 'r') spec = parse_raw_event(event);
   else
     throw EventSelectionError("unknown event \"" + std::string(event) +
-                              "\": -e takes auto, lbr, brs, cycles, cpu-clock or a raw event "
-                              "rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with -b or -j");
+                              "\": {event} takes auto, lbr, brs, cycles, cpu-clock or a raw event "
+                              "rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with {branch_any} or {branch_filter}");
   if (any_branch) spec.branches = BranchFilter{};
   if (!branch_filter.empty()) spec.branches = parse_branch_filter(branch_filter);
   return spec;
@@ -289,7 +289,7 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
   s.rate = choose_rate(options);
   if (s.rate.by_frequency && context.max_sample_rate != 0 &&
       s.rate.value > context.max_sample_rate) {
-    s.rate_note = "-F " + std::to_string(s.rate.value) + " lowered to " +
+    s.rate_note = "{frequency} " + std::to_string(s.rate.value) + " lowered to " +
                   std::to_string(context.max_sample_rate) +
                   " Hz, the kernel's limit (kernel.perf_event_max_sample_rate)";
     s.rate.value = context.max_sample_rate;
@@ -317,9 +317,9 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
   if (spec.branches) {
     if (request == EventRequest::Auto || request == EventRequest::CpuClock)
       throw EventSelectionError(
-          std::string("-b / -j ask for a branch stack, which -e ") +
+          std::string("{branch_any} / {branch_filter} ask for a branch stack, which {event} ") +
           (request == EventRequest::Auto ? "auto" : "cpu-clock") +
-          " does not take: use -e lbr, -e brs, -e cycles or a raw event (rHEX)");
+          " does not take: use {event} lbr, {event} brs, {event} cycles or a raw event (rHEX)");
     if (request == EventRequest::Cycles) request = EventRequest::Lbr;
     s.branches = spec.branches;
   }
@@ -329,49 +329,49 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
   switch (request) {
     case EventRequest::Cycles:
       s.engine = SamplingEngine::Cycles;
-      s.engine_note = "sampling cycles (-e cycles)";
+      s.engine_note = "sampling cycles ({event} cycles)";
       break;
     case EventRequest::CpuClock:
       s.engine = SamplingEngine::CpuClock;
-      s.engine_note = "sampling cpu-clock (-e cpu-clock)";
+      s.engine_note = "sampling cpu-clock ({event} cpu-clock)";
       break;
     case EventRequest::Lbr: {
       if (cpu.branch_stack == BranchHardware::None)
         throw EventSelectionError(
-            "-e lbr: this CPU has no branch stack that samples on cycles (Intel LBR, AMD "
+            "{event} lbr: this CPU has no branch stack that samples on cycles (Intel LBR, AMD "
             "LbrExtV2, Arm BRBE); looked at: " + probe_summary(cpu) +
-            (cpu.brs ? ". It has AMD BRS: use -e brs" : ". Use -e auto or -e cpu-clock"));
+            (cpu.brs ? ". It has AMD BRS: use {event} brs" : ". Use {event} auto or {event} cpu-clock"));
       const int err = trial(SamplingEngine::BranchStack, s.rate);
       if (err != 0)
-        throw EventSelectionError(std::string("-e lbr: ") + branch_hardware_name(cpu.branch_stack) +
+        throw EventSelectionError(std::string("{event} lbr: ") + branch_hardware_name(cpu.branch_stack) +
                                   " found (" + probe_summary(cpu) +
                                   ") but perf_event_open refused cycles with a branch stack (" +
                                   errno_name(err) + ")");
       s.engine = SamplingEngine::BranchStack;
       s.branch_hardware = cpu.branch_stack;
       s.engine_note = std::string("sampling cycles with ") +
-                      branch_hardware_name(cpu.branch_stack) + " branch stacks (-e lbr)";
+                      branch_hardware_name(cpu.branch_stack) + " branch stacks ({event} lbr)";
       break;
     }
     case EventRequest::Brs: {
       s.rate = brs_rate(options);
       if (!cpu.brs)
-        throw EventSelectionError("-e brs: this CPU has no AMD BRS (Zen3's branch sampling); "
+        throw EventSelectionError("{event} brs: this CPU has no AMD BRS (Zen3's branch sampling); "
                                   "looked at: " + probe_summary(cpu) +
                                   (cpu.branch_stack != BranchHardware::None
                                        ? std::string(". It has ") +
                                              branch_hardware_name(cpu.branch_stack) +
-                                             ": use -e lbr"
-                                       : ". Use -e auto or -e cpu-clock"));
+                                             ": use {event} lbr"
+                                       : ". Use {event} auto or {event} cpu-clock"));
       const int err = trial(SamplingEngine::Brs, s.rate);
       if (err != 0)
-        throw EventSelectionError("-e brs: AMD BRS found (" + probe_summary(cpu) +
+        throw EventSelectionError("{event} brs: AMD BRS found (" + probe_summary(cpu) +
                                   ") but perf_event_open refused raw event 0xc4 with a branch "
                                   "stack (" + errno_name(err) + ")");
       s.engine = SamplingEngine::Brs;
       s.branch_hardware = BranchHardware::AmdBrs;
       s.engine_note = "sampling AMD BRS branch stacks on retired taken branches (raw 0xc4), "
-                      "every " + std::to_string(s.rate.value) + " (-e brs)";
+                      "every " + std::to_string(s.rate.value) + " ({event} brs)";
       break;
     }
     case EventRequest::Raw: {
@@ -380,7 +380,7 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       const bool user_only_asked = m.user && !m.kernel;
       if (!s.include_kernel) {
         if (m.kernel)
-          throw EventSelectionError("-e " + asked + " asks for kernel samples, which this "
+          throw EventSelectionError("{event} " + asked + " asks for kernel samples, which this "
                                     "process may not take: " + refusal_why +
                                     " (use :u, or grant CAP_PERFMON)");
         m.user = true;  // a bare raw event becomes :u, as perf falls back to
@@ -395,11 +395,11 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
         // Zen3 without LbrExtV2: the stack comes from BRS, on 0xc4 only, by period only.
         const bool brs_only = cpu.brs && cpu.branch_stack == BranchHardware::None;
         if (brs_only && spec.raw_config != kAmdBrsRawEvent)
-          throw EventSelectionError("-e " + asked + " " + branch_filter_text(*spec.branches) +
+          throw EventSelectionError("{event} " + asked + " " + branch_filter_text(*spec.branches) +
                                     ": this CPU records branch stacks only with AMD BRS, on raw "
                                     "event r0c4 (retired taken branches); looked at: " +
                                     probe_summary(cpu));
-        if (brs_only) s.rate = brs_rate(options, "-e " + asked + " with a branch stack (AMD BRS)");
+        if (brs_only) s.rate = brs_rate(options, "{event} " + asked + " with a branch stack (AMD BRS)");
         s.branch_hardware = brs_only ? BranchHardware::AmdBrs : cpu.branch_stack;
       }
       s.engine_note = "sampling raw event " + named + " (config 0x" + hex_of(spec.raw_config) +
@@ -427,7 +427,7 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
         why_not = std::string(branch_hardware_name(cpu.branch_stack)) + " refused (" +
                   errno_name(err) + ")";
       } else if (cpu.brs && options.frequency_hz) {
-        why_not = "AMD BRS not used: it samples by period only and -F was given";
+        why_not = "AMD BRS not used: it samples by period only and {frequency} was given";
       } else if (cpu.brs) {
         const SamplingRate rate = brs_rate(options);
         const int err = trial(SamplingEngine::Brs, rate);

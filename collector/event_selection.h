@@ -18,6 +18,8 @@
 // (tests/integration/event_attr_vs_perf_test.cpp).
 #pragma once
 
+#include "collector/setting_error.h"
+
 #include <linux/perf_event.h>
 
 #include <cstdint>
@@ -99,9 +101,9 @@ struct EventOptions {
 };
 
 // A request that cannot be met: unknown -e name, -F with -c, a zero rate.
-class EventSelectionError : public std::runtime_error {
+class EventSelectionError : public SettingError {
  public:
-  explicit EventSelectionError(const std::string& message) : std::runtime_error(message) {}
+  explicit EventSelectionError(const std::string& message) : SettingError(message) {}
 };
 
 // -e's "auto", "cycles", "cpu-clock", "lbr", "brs" or "rHEX[:MODIFIERS]", with the branch stack

@@ -55,14 +55,14 @@ void LiveRecordSource::push_raw(std::span<const uint8_t> bytes, uint32_t stream)
   raw.bytes = bytes;
   raw.offset = counters_.bytes;
   raw.stream = stream;
+  uint64_t time;
   try {
-    intake_decoder_.decode(raw, scratch_);
+    time = intake_decoder_.peek_time(raw);
   } catch (const RecordFormatError&) {
     ++counters_.malformed;
     return;
   }
-  count(scratch_);
-  orderer_.push(raw, RecordDecoder::time_of(scratch_));
+  orderer_.push(raw, time);
 }
 
 void LiveRecordSource::add_synthesized(std::span<const uint8_t> records) {
@@ -119,14 +119,18 @@ void LiveRecordSource::finish() { orderer_.finish_all(); }
 
 bool LiveRecordSource::next(Record& out) {
   RawRecord raw;
-  if (!orderer_.pop(raw)) return false;
-  try {
-    output_decoder_.decode(raw, out);
-  } catch (const RecordFormatError& e) {
-    // Cannot happen: the record decoded when it was queued.
-    throw SourceError("ring buffer " + std::to_string(raw.stream), raw.offset, e.what());
+  while (orderer_.pop(raw)) {
+    try {
+      output_decoder_.decode(raw, out);
+    } catch (const RecordFormatError&) {
+      ++counters_.malformed;  // skipped, as a record that is damaged in the buffer
+      continue;
+    }
+    // Counted once decoded, the only time it is.
+    count(out);
+    return true;
   }
-  return true;
+  return false;
 }
 
 }  // namespace profcollect

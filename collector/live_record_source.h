@@ -79,6 +79,8 @@ class LiveRecordSource : public RecordSource {
   uint64_t bytes_read() const override { return counters_.bytes; }
   uint64_t bytes_total() const override { return 0; }
 
+  // Records and bytes as drain() reads them; the kinds of records (samples, losses, throttling,
+  // malformed) as next() decodes them.
   const LiveCounters& counters() const { return counters_; }
   // The fds to wait on (from the PerfEventSet; empty for the buffer-only constructor).
   std::vector<int> pollable_fds() const { return pollable_fds_; }
@@ -91,13 +93,12 @@ class LiveRecordSource : public RecordSource {
   void push_raw(std::span<const uint8_t> bytes, uint32_t stream);
 
   PerfSessionState state_;
-  RecordDecoder intake_decoder_;  // decodes once for the time and the counters
+  RecordDecoder intake_decoder_;  // reads each record's time for ordering (peek_time)
   RecordDecoder output_decoder_;
   TimeOrderer orderer_;
   std::vector<RingBuffer*> buffers_;
   std::vector<int> pollable_fds_;
   SampleIdLayout layout_;
-  Record scratch_;
   LiveCounters counters_;
   std::vector<uint8_t> synthesis_buffer_;
 };

@@ -18,8 +18,10 @@ std::string strip_deleted(const std::string& p) {
 }
 }  // namespace
 
-std::optional<OpenedBinary> open_mapped_binary(uint32_t pid, const Mapping& mapping, const Dso& dso,
-                                               std::string& why) {
+OpenResult open_mapped_binary(uint32_t pid, const Mapping& mapping, const Dso& dso) {
+  OpenResult b;
+  std::string& why = b.why;
+  bool mismatch = false;
   std::string path = strip_deleted(dso.path);
   char range[64];
   std::snprintf(range, sizeof range, "%llx-%llx", static_cast<unsigned long long>(mapping.start),
@@ -38,10 +40,11 @@ std::optional<OpenedBinary> open_mapped_binary(uint32_t pid, const Mapping& mapp
       if (!dso.build_id.empty() && !(elf->build_id() == dso.build_id)) {
         why = candidate + " has build-id " + elf->build_id().to_hex() + ", the mapped file had " +
               dso.build_id.to_hex();
+        mismatch = true;
         continue;
       }
-      OpenedBinary b;
       b.elf = std::move(elf);
+      b.why.clear();
       b.identity.path = path;
       b.identity.build_id = b.elf->build_id();
       b.identity.dev = st.st_dev;
@@ -49,11 +52,13 @@ std::optional<OpenedBinary> open_mapped_binary(uint32_t pid, const Mapping& mapp
       b.identity.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
       return b;
     } catch (const ElfError& e) {
-      why = e.what();
+      // A later candidate may still be the file; a build-id mismatch met earlier stays the reason.
+      if (!mismatch) why = e.what();
     }
   }
   if (why.empty()) why = "cannot be opened (process gone and file removed?)";
-  return std::nullopt;
+  b.problem = mismatch ? OpenProblem::BuildIdMismatch : OpenProblem::Unreadable;
+  return b;
 }
 
 }  // namespace profcollect

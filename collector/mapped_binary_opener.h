@@ -4,15 +4,28 @@
 // MMAP2 record carried.
 #pragma once
 
-#include <optional>
+#include <memory>
 #include <string>
 
+#include "mapper/elf_binary.h"
+#include "mapper/loaded_image.h"
 #include "mapper/process_table.h"
-#include "output/binary_profiles.h"
 
 namespace profcollect {
 
-std::optional<OpenedBinary> open_mapped_binary(uint32_t pid, const Mapping& mapping, const Dso& dso,
-                                               std::string& why);
+enum class OpenProblem : uint8_t {
+  None,
+  Unreadable,       // no candidate could be opened as an ELF file (gone, not ELF, no access)
+  BuildIdMismatch,  // a file was there, with another build-id than the mapped one
+};
+
+struct OpenResult {
+  std::shared_ptr<const ElfBinary> elf;  // null on a problem
+  BinaryIdentity identity;
+  OpenProblem problem = OpenProblem::None;
+  std::string why;
+};
+
+OpenResult open_mapped_binary(uint32_t pid, const Mapping& mapping, const Dso& dso);
 
 }  // namespace profcollect

@@ -63,6 +63,7 @@ bool MergedRecordSource::next(Record& out) {
     failed_ = true;
     throw SourceError(last_->intake.file_name(), last_->head.offset, e.what());
   }
+  note_decoded_record(*state_, last_->head, out);
   return true;
 }
 

@@ -73,18 +73,18 @@ uint32_t choose_mmap_pages(const LockBudget& budget, uint32_t buffers,
   if (requested) {
     const uint64_t pages = *requested;
     if (pages == 0 || !std::has_single_bit(pages) || pages > (1u << 30))
-      throw BufferSizeError("-m " + std::to_string(pages) +
+      throw BufferSizeError("{mmap_pages} " + std::to_string(pages) +
                             ": the ring-buffer size in pages must be a power of two "
                             "(1, 2, 4, ...)");
     if (limit != kUnlimited && cost(buffers, pages) > limit) {
-      std::string msg = "-m " + std::to_string(pages) + ": " + std::to_string(buffers) +
+      std::string msg = "{mmap_pages} " + std::to_string(pages) + ": " + std::to_string(buffers) +
                         " ring buffers (one per CPU) of " + std::to_string(pages) +
                         " data pages + 1 control page need " +
                         kib(cost(buffers, pages) * budget.page_size) +
                         " of locked memory, but this user may lock only " + budget.describe() +
                         "; ";
       if (uint64_t fits = largest_fitting(limit, buffers, pages); fits != 0)
-        msg += "use -m " + std::to_string(fits) + " or less, or ";
+        msg += "use {mmap_pages} " + std::to_string(fits) + " or less, or ";
       throw BufferSizeError(msg + how_to_raise());
     }
     return static_cast<uint32_t>(pages);
@@ -103,7 +103,7 @@ std::string buffer_refused_message(const LockBudget& budget, uint32_t buffers, u
          kib(cost(buffers, pages) * budget.page_size) +
          " locked) with EPERM: this user may lock " + budget.describe() +
          ", and other perf sessions of the same user count against the "
-         "perf_event_mlock_kb part; use a smaller -m, or " + how_to_raise();
+         "perf_event_mlock_kb part; use a smaller {mmap_pages}, or " + how_to_raise();
 }
 
 }  // namespace profcollect

@@ -5,6 +5,8 @@
 // process has CAP_IPC_LOCK or perf_event_paranoid is -1.
 #pragma once
 
+#include "collector/setting_error.h"
+
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -32,9 +34,9 @@ struct LockBudget {
 
 // An -m that is not a power of two or does not fit the budget, or a budget too small for even
 // one page per buffer. The message says the limit and how to raise it.
-class BufferSizeError : public std::runtime_error {
+class BufferSizeError : public SettingError {
  public:
-  explicit BufferSizeError(const std::string& message) : std::runtime_error(message) {}
+  explicit BufferSizeError(const std::string& message) : SettingError(message) {}
 };
 
 // perf record's default: 512 KiB of data per buffer (what perf_event_mlock_kb allows per CPU).

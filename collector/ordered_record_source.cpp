@@ -48,9 +48,9 @@ bool OrderedRecordSource::next(Record& out) {
       try {
         decoder_.decode(raw, out);
       } catch (const RecordFormatError& e) {
-        // Cannot happen: the intake decoded the same bytes already.
         throw SourceError(intake_.file_name(), raw.offset, e.what());
       }
+      note_decoded_record(*state_, raw, out);
       return true;
     }
     if (error_) {

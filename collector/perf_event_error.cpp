@@ -70,7 +70,7 @@ PerfEventError describe_open_failure(const OpenFailure& f, const PerfPermissions
     case ENODEV:
       return PerfEventError(Kind::Unsupported, e,
                             "the event " + f.event_name + " is not supported on this machine (" +
-                                errno_name(e) + "); try -e cpu-clock");
+                                errno_name(e) + "); try {event} cpu-clock");
     case EMFILE:
     case ENFILE:
       return PerfEventError(Kind::TooManyFiles, e,

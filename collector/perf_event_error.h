@@ -3,6 +3,8 @@
 // against the permission rules in perf_permissions.h.
 #pragma once
 
+#include "collector/setting_error.h"
+
 #include <sys/types.h>
 
 #include <stdexcept>
@@ -13,7 +15,7 @@
 
 namespace profcollect {
 
-class PerfEventError : public std::runtime_error {
+class PerfEventError : public SettingError {
  public:
   enum class Kind {
     Permission,    // EACCES/EPERM: a capability or the paranoid sysctl is missing
@@ -25,7 +27,7 @@ class PerfEventError : public std::runtime_error {
   };
 
   PerfEventError(Kind kind, int error_number, const std::string& message)
-      : std::runtime_error(message), kind_(kind), errno_(error_number) {}
+      : SettingError(message), kind_(kind), errno_(error_number) {}
 
   Kind kind() const { return kind_; }
   int error_number() const { return errno_; }

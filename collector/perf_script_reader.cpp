@@ -59,7 +59,22 @@ bool parse_pid_tid(std::string_view text, uint32_t& pid, uint32_t& tid) {
   return true;
 }
 
-// One brstack entry: 0xFROM/0xTO/M|P|-/X|-/A|-/cycles[/type[/]].
+// perf's names of the branch types (PERF_BR_*) and speculation states (PERF_BR_SPEC_*), as
+// `perf script -F brstack` prints them; their index is the value kept in BranchEntry::flags.
+constexpr std::string_view kBranchTypes[] = {"N/A",     "COND",      "UNCOND",   "IND",  "CALL",   "IND_CALL",
+                                             "RET",     "SYSCALL",   "SYSRET",   "COND_CALL", "COND_RET", "ERET",
+                                             "IRQ",     "SERROR",    "NO_TX",    "EXTEND_ABI"};
+constexpr std::string_view kBranchSpecs[] = {"N/A", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH", "SPEC_CORRECT_PATH"};
+
+template <size_t N>
+int name_index(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (names[i] == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+// One brstack entry: 0xFROM/0xTO/M|P|-/X|-/A|-/cycles[/type[/spec]].
 bool parse_branch(std::string_view token, BranchEntry& entry) {
   std::string_view fields[8];
   size_t n = 0;
@@ -78,6 +93,14 @@ bool parse_branch(std::string_view token, BranchEntry& entry) {
   if (n > 4 && fields[4] == "A") entry.flags |= 8;
   uint16_t cycles = 0;
   if (n > 5 && parse_number(fields[5], cycles, 10)) entry.flags |= uint64_t{cycles} << 4;
+  if (n > 6) {
+    const int type = name_index(kBranchTypes, fields[6]);
+    if (type > 0) entry.flags |= uint64_t(type) << 20;
+  }
+  if (n > 7) {
+    const int spec = name_index(kBranchSpecs, fields[7]);
+    if (spec > 0) entry.flags |= uint64_t(spec) << 24;
+  }
   return true;
 }
 
@@ -198,6 +221,24 @@ bool PerfScriptReader::parse_mmap(std::string_view line, Record& out) {
   return true;
 }
 
+uint32_t PerfScriptReader::attr_named(std::string_view name) {
+  for (size_t i = 0; i < session_.attrs.size(); ++i) {
+    if (session_.attrs[i].name == name) return static_cast<uint32_t>(i);
+  }
+  // The first name replaces the placeholder attr, unless unnamed samples came before it.
+  if (!named_ && stats_.samples == 0) {
+    named_ = true;
+    session_.attrs[0].name = std::string(name);
+    return 0;
+  }
+  named_ = true;
+  EventAttr attr;
+  attr.name = std::string(name);
+  attr.sample_type = kSampleIp;
+  session_.attrs.push_back(attr);
+  return static_cast<uint32_t>(session_.attrs.size() - 1);
+}
+
 bool PerfScriptReader::parse_sample(std::string_view line, Record& out) {
   std::string_view rest = line;
   std::string_view token = next_token(rest);
@@ -208,7 +249,10 @@ bool PerfScriptReader::parse_sample(std::string_view line, Record& out) {
     if (!parse_pid_tid(token, sample.pid, sample.tid)) return false;
     token = next_token(rest);
   }
-  if (token.ends_with(':')) token = next_token(rest);  // an event name
+  if (token.ends_with(':')) {  // an event name: "cycles:u:"
+    sample.attr_index = attr_named(token.substr(0, token.size() - 1));
+    token = next_token(rest);
+  }
   if (!parse_number(token, sample.ip, 16)) return false;
   sample.cpumode = mode_of(sample.ip);
   branches_.clear();
@@ -223,7 +267,7 @@ bool PerfScriptReader::parse_sample(std::string_view line, Record& out) {
   if (!branches_.empty()) {
     sample.has_branch_stack = true;
     sample.branches = branches_;
-    session_.attrs[0].sample_type |= kSampleBranchStack;
+    session_.attrs[sample.attr_index].sample_type |= kSampleBranchStack;
   }
   ++stats_.samples;
   out = sample;

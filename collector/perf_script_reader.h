@@ -1,5 +1,5 @@
-// `perf script -F ip,brstack --show-mmap-events` text as a record source
-// (../shared/reference/formats.md section 6), the input llvm-profgen --perfscript reads:
+// `perf script -F ip,brstack --show-mmap-events` text as a record source, the input
+// llvm-profgen --perfscript reads:
 //
 //     PERF_RECORD_MMAP2 1234/1234: [0x555555555000(0x1000) @ 0x1000 fe:00 1 0]: r-xp /path/bin
 //     PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209988) @ 0xffffffff81000000]: x [kernel.kallsyms]_text
@@ -7,9 +7,11 @@
 //
 // MMAP and MMAP2 lines (build-id form "<hex>" included) become MmapRecords; every other line
 // that starts with a hex IP becomes a SampleRecord, its branch entries (newest first:
-// 0xFROM/0xTO/M|P|-/X|-/A|-/cycles[/type]) in `branches`. An optional first token "pid/tid"
-// (from -F pid,tid,...) and an event name token ending in ':' are understood. Lines of other
-// kinds are skipped and counted.
+// 0xFROM/0xTO/M|P|-/X|-/A|-/cycles[/type[/spec]], the type and speculation names kept in the
+// entry's flags) in `branches`. An optional first token "pid/tid" (from -F pid,tid,...) is
+// understood, and an event name token ending in ':' (-F event) gives the sample's attr, one per
+// name, named by it (a BOLT profile's header names the event); without one the attr is named
+// "perf-script". Lines of other kinds are skipped and counted.
 //
 // The text has no pid column (llvm-profgen refuses one), so a sample without "pid/tid" is
 // attributed to the process of the latest MMAP line of a user process: exact for a recording of
@@ -48,6 +50,9 @@ class PerfScriptReader : public RecordSource {
   PerfScriptReader() = default;
   bool parse_mmap(std::string_view line, Record& out);
   bool parse_sample(std::string_view line, Record& out);
+  // The attr of samples of event `name` (perf script's event field), made at its first sample.
+  uint32_t attr_named(std::string_view name);
+  bool named_ = false;
 
   std::string path_;
   void* file_ = nullptr;  // FILE*

@@ -62,6 +62,49 @@ uint64_t RecordDecoder::time_of(const Record& r) {
   return std::visit([](const auto& rec) { return rec.time; }, r);
 }
 
+uint64_t RecordDecoder::peek_time(const RawRecord& r) const {
+  auto u64_at = [&r](size_t at) {
+    if (r.bytes.size() < at + 8) {
+      throw RecordFormatError("record of " + std::to_string(r.bytes.size()) + " bytes ends before its time");
+    }
+    uint64_t v;
+    std::memcpy(&v, r.bytes.data() + at, 8);
+    return v;
+  };
+  if (r.type == abi::kSample) {
+    const uint32_t attr = state_.attr_of_sample(r.bytes);
+    if (attr == PerfSessionState::kUnknownAttr) return kNoTime;
+    const uint64_t st = state_.layout(attr).sample_type;
+    if (!(st & abi::kSampleTime)) return kNoTime;
+    return u64_at(abi::kEventHeaderSize + ((st & abi::kSampleIdentifier) ? 8 : 0) + ((st & abi::kSampleIp) ? 8 : 0) +
+                  ((st & abi::kSampleTid) ? 8 : 0));
+  }
+  const uint32_t attr = state_.attr_of_non_sample(r.bytes);
+  if (attr != PerfSessionState::kUnknownAttr) {
+    const SampleLayout& l = state_.layout(attr);
+    if (l.sample_id_all && l.trailer_bytes != 0) {
+      if (r.bytes.size() < abi::kEventHeaderSize + l.trailer_bytes) {
+        throw RecordFormatError("record of " + std::to_string(r.bytes.size()) + " bytes cannot hold its " +
+                                std::to_string(l.trailer_bytes) + "-byte sample_id trailer");
+      }
+      if (l.sample_type & abi::kSampleTime) {
+        return u64_at(r.bytes.size() - l.trailer_bytes + ((l.sample_type & abi::kSampleTid) ? 8 : 0));
+      }
+    }
+  }
+  // FORK/EXIT and THROTTLE/UNTHROTTLE carry a time of their own, used without a trailer's.
+  switch (r.type) {
+    case abi::kFork:
+    case abi::kExit:
+      return u64_at(abi::kEventHeaderSize + 16);
+    case abi::kThrottle:
+    case abi::kUnthrottle:
+      return u64_at(abi::kEventHeaderSize);
+    default:
+      return kNoTime;
+  }
+}
+
 void RecordDecoder::decode_sample(const RawRecord& r, Record& out) {
   const uint32_t attr = state_.attr_of_sample(r.bytes);
   if (attr == PerfSessionState::kUnknownAttr) {

@@ -12,7 +12,7 @@
 
 #include "collector/perf_session_state.h"
 #include "collector/raw_record_reader.h"
-#include "collector/record.h"
+#include "record/record.h"
 
 namespace profcollect {
 
@@ -27,6 +27,12 @@ class RecordDecoder {
 
   // The time of a decoded record, kNoTime when it has none.
   static uint64_t time_of(const Record& r);
+
+  // The time of a raw record, read straight from where its attr puts it (kNoTime when it has
+  // none), without decoding the rest: what time ordering needs, so that each record is decoded
+  // only once, when it comes out in order. Equals time_of(decode(r)). Throws RecordFormatError
+  // when the record is too short to hold its time.
+  uint64_t peek_time(const RawRecord& r) const;
 
  private:
   void decode_sample(const RawRecord& r, Record& out);

@@ -16,15 +16,17 @@ RecordIntake::Step RecordIntake::next(RawRecord& raw, uint64_t& time) {
     try {
       if (raw.type == perf_abi::kFinishedRound) return Step::FinishedRound;
       if (apply_header_record(raw, state_)) continue;
-      decoder_.decode(raw, scratch_);
+      time = decoder_.peek_time(raw);
     } catch (const RecordFormatError& e) {
       throw SourceError(reader_.file_name(), raw.offset, e.what());
     }
-    if (const auto* m = std::get_if<MmapRecord>(&scratch_); m && !m->build_id.empty())
-      state_.add_build_id(BuildIdEntry{m->pid, raw.misc, m->build_id, std::string(m->filename)});
-    time = RecordDecoder::time_of(scratch_);
     return Step::Record;
   }
+}
+
+void note_decoded_record(PerfSessionState& state, const RawRecord& raw, const Record& record) {
+  if (const auto* m = std::get_if<MmapRecord>(&record); m && !m->build_id.empty())
+    state.add_build_id(BuildIdEntry{m->pid, raw.misc, m->build_id, std::string(m->filename)});
 }
 
 }  // namespace profcollect

@@ -1,6 +1,7 @@
 // The common first stage of reading one perf.data input: take its raw records, apply perf's
-// metadata records to the session state, and check every kernel record by decoding it once
-// (which also gives its time for ordering). Malformed records become SourceError(file, offset).
+// metadata records to the session state, and read every kernel record's time for ordering
+// (RecordDecoder::peek_time: records are decoded once, when they leave the time order). A record
+// too short for its time becomes SourceError(file, offset).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,9 @@ class RecordIntake {
   RawRecordReader reader_;
   PerfSessionState& state_;
   RecordDecoder decoder_;
-  Record scratch_;
 };
+
+// What a decoded record tells the session: an MMAP2 record's build-id joins its build-id table.
+void note_decoded_record(PerfSessionState& state, const RawRecord& raw, const Record& record);
 
 }  // namespace profcollect

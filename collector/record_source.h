@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "collector/record.h"
-#include "mapper/build_id.h"
+#include "record/record.h"
+#include "record/build_id.h"
+#include <functional>
+#include <string_view>
 
 namespace profcollect {
 
@@ -79,5 +81,10 @@ class RecordSource {
   virtual uint64_t bytes_read() const = 0;
   virtual uint64_t bytes_total() const = 0;
 };
+
+// The recording's build-id for a path, from its build-id table (file header section, pipe
+// records, MMAP2), as it stands when asked: in pipe mode the table grows at the end. Looked up
+// once per mapped file, so a linear search is fine.
+std::function<const BuildId*(std::string_view path)> recorded_build_ids(const RecordSource& source);
 
 }  // namespace profcollect

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "collector/record.h"
+#include "record/record.h"
 
 namespace profcollect {
 
@@ -65,13 +65,22 @@ void TimeOrderer::move_to_ready(size_t count) {
   ready_pos_ = 0;
   ready_.insert(ready_.end(), pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(count));
   pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(count));
+  sorted_ -= count;
   if (count) released_ = true;
 }
 
 void TimeOrderer::sort_pending() {
-  std::sort(pending_.begin(), pending_.end(), [](const Entry& a, const Entry& b) {
-    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
-  });
+  // What an earlier sort left (the records held back at the last round) is sorted already: only
+  // the records queued since are sorted, then the two runs merged.
+  auto less = [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+  const auto mid = pending_.begin() + static_cast<ptrdiff_t>(sorted_);
+  if (!std::is_sorted(mid, pending_.end(), less)) std::sort(mid, pending_.end(), less);
+  if (sorted_ > 0 && mid != pending_.end() && less(*mid, *(mid - 1))) {
+    merge_scratch_.resize(pending_.size());
+    std::merge(pending_.begin(), mid, mid, pending_.end(), merge_scratch_.begin(), less);
+    pending_.swap(merge_scratch_);
+  }
+  sorted_ = pending_.size();
 }
 
 void TimeOrderer::release_up_to(uint64_t limit) {

@@ -1,5 +1,7 @@
 #include "mapper/binary_matcher.h"
 
+#include "mapper/image_kind.h"
+
 #include <climits>
 #include <cstdlib>
 
@@ -31,29 +33,23 @@ BinaryMatcher::BinaryMatcher(std::string target_path, BuildId target_build_id,
   if (realpath(target_path_.c_str(), buf)) target_realpath_ = buf;
 }
 
-bool BinaryMatcher::is_anon(std::string_view p) {
-  return p.starts_with("//anon") || p.starts_with("[anon") || p.starts_with("/memfd:") ||
-         p == "[heap]" || p.starts_with("[stack") || p.starts_with("/dev/zero") ||
-         p.starts_with("/SYSV") || p.starts_with("/tmp/perf-") || p.starts_with("//") ||
-         p.empty();
-}
-
 bool BinaryMatcher::name_matches(std::string_view path) const {
   path = strip_deleted(path);
   if (path == target_path_ || (!target_realpath_.empty() && path == target_realpath_)) return true;
   return basename_of(path) == target_basename_;
 }
 
-DsoMatch BinaryMatcher::decide(uint32_t dso_index, const Dso& dso) {
+DsoMatch BinaryMatcher::match(const Dso& dso, bool* by_build_id) const {
   DsoMatch result;
   if (dso.kernel) {
     result = DsoMatch::Kernel;
-  } else if (is_anon(dso.path)) {
+  } else if (is_anonymous_path(dso.path)) {
     result = DsoMatch::Anon;
   } else {
     const BuildId* recorded = dso.build_id.empty() ? nullptr : &dso.build_id;
     if (!recorded && recorded_build_id_) recorded = recorded_build_id_(dso.path);
     if (recorded && !target_build_id_.empty()) {
+      if (by_build_id) *by_build_id = true;
       // Build-ids decide, whatever the file is called (a binary copied or renamed after the
       // recording still matches; a rebuilt one of the same name does not).
       if (*recorded == target_build_id_) {
@@ -67,10 +63,6 @@ DsoMatch BinaryMatcher::decide(uint32_t dso_index, const Dso& dso) {
       result = name_matches(dso.path) ? DsoMatch::Target : DsoMatch::Other;
     }
   }
-  // Records with a build-id may arrive later (pipe mode): only cache what build-ids decided or
-  // what cannot change.
-  if (cache_.size() <= dso_index) cache_.resize(dso_index + 1, DsoMatch::Unknown);
-  cache_[dso_index] = result;
   return result;
 }
 

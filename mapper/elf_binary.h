@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "mapper/build_id.h"
+#include "record/build_id.h"
 
 // libelf's handle type (libelf.h: typedef struct Elf Elf).
 struct Elf;

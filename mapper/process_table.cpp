@@ -15,17 +15,23 @@ ProcessTable::MapSet& ProcessTable::Process::writable() {
 
 ProcessTable::Process& ProcessTable::process(uint32_t pid) { return processes_[pid]; }
 
-uint32_t ProcessTable::intern_dso(const MmapRecord& r) {
+std::string ProcessTable::dso_key(std::string_view path, const BuildId& build_id, uint32_t maj, uint32_t min,
+                                  uint64_t ino) {
   // The key holds everything that tells two files apart: a path reused by a new file (rebuilt
   // binary) gets its own Dso through the build-id or inode.
   std::string key;
-  key.reserve(r.filename.size() + 64);
-  key.append(r.filename);
+  key.reserve(path.size() + 64);
+  key.append(path);
   key.push_back('\0');
-  key.append(r.build_id.to_hex());
+  key.append(build_id.to_hex());
   key.push_back('\0');
-  key.append(std::to_string(r.maj) + ":" + std::to_string(r.min) + ":" + std::to_string(r.ino));
-  auto [it, inserted] = dso_index_.try_emplace(std::move(key), static_cast<uint32_t>(dsos_.size()));
+  key.append(std::to_string(maj) + ":" + std::to_string(min) + ":" + std::to_string(ino));
+  return key;
+}
+
+uint32_t ProcessTable::intern_dso(const MmapRecord& r) {
+  const uint32_t next = free_dsos_.empty() ? static_cast<uint32_t>(dsos_.size()) : free_dsos_.back();
+  auto [it, inserted] = dso_index_.try_emplace(dso_key(r.filename, r.build_id, r.maj, r.min, r.ino), next);
   if (inserted) {
     Dso d;
     d.path = std::string(r.filename);
@@ -34,9 +40,34 @@ uint32_t ProcessTable::intern_dso(const MmapRecord& r) {
     d.min = r.min;
     d.ino = r.ino;
     d.kernel = r.pid == kKernelPid;
-    dsos_.push_back(std::move(d));
+    if (next == dsos_.size()) {
+      dsos_.push_back(std::move(d));
+    } else {
+      free_dsos_.pop_back();
+      dsos_[next] = std::move(d);
+    }
   }
   return it->second;
+}
+
+std::vector<uint32_t> ProcessTable::release_unmapped() {
+  std::vector<bool> mapped(dsos_.size(), false);
+  for (const uint32_t f : free_dsos_) mapped[f] = true;  // already released
+  for (const auto& [start, m] : kernel_maps_) mapped[m.dso] = true;
+  for (const auto& [pid, p] : processes_) {
+    if (!p.maps) continue;
+    for (const auto& [start, m] : *p.maps) mapped[m.dso] = true;
+  }
+  std::vector<uint32_t> released;
+  for (uint32_t i = 0; i < dsos_.size(); ++i) {
+    if (mapped[i]) continue;
+    Dso& d = dsos_[i];
+    dso_index_.erase(dso_key(d.path, d.build_id, d.maj, d.min, d.ino));
+    d = Dso{};
+    free_dsos_.push_back(i);
+    released.push_back(i);
+  }
+  return released;
 }
 
 void ProcessTable::insert(MapSet& maps, const Mapping& m) {

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collector/record.h"
-#include "mapper/build_id.h"
+#include "record/record.h"
+#include "record/build_id.h"
 
 namespace profcollect {
 
@@ -48,6 +48,12 @@ class ProcessTable {
   // in the kernel's own mappings.
   const Mapping* find(uint32_t pid, uint64_t addr, CpuMode mode) const;
 
+  // Releases every mapped file no process maps any more (the kernel's own are kept): its Dso
+  // entry is emptied and its index reused by a later file. Returns the released indices, so that
+  // whatever is kept per Dso elsewhere can be dropped too. Keeps a long run's state bounded.
+  std::vector<uint32_t> release_unmapped();
+  size_t live_dso_count() const { return dsos_.size() - free_dsos_.size(); }
+
   const std::vector<Dso>& dsos() const { return dsos_; }
   const Dso& dso(uint32_t index) const { return dsos_[index]; }
   size_t process_count() const { return processes_.size(); }
@@ -60,6 +66,7 @@ class ProcessTable {
   };
 
   uint32_t intern_dso(const MmapRecord& r);
+  static std::string dso_key(std::string_view path, const BuildId& build_id, uint32_t maj, uint32_t min, uint64_t ino);
   Process& process(uint32_t pid);
   static void insert(MapSet& maps, const Mapping& m);
   static const Mapping* lookup(const MapSet& maps, uint64_t addr);
@@ -68,6 +75,7 @@ class ProcessTable {
   MapSet kernel_maps_;
   std::vector<Dso> dsos_;
   std::unordered_map<std::string, uint32_t> dso_index_;
+  std::vector<uint32_t> free_dsos_;  // released indices, reused first
 };
 
 }  // namespace profcollect

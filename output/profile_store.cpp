@@ -20,24 +20,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
-std::string basename_of(const std::string& p) {
-  std::string b = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
-  // Keep directory names portable: no spaces or odd characters from "(deleted)" and the like.
-  for (auto& c : b) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) c = '_';
-  }
-  return b.empty() ? "unnamed" : b;
-}
-
 bool read_file(const std::string& path, std::string& out) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return false;
@@ -90,19 +72,6 @@ void make_dir(const std::string& dir) {
 
 }  // namespace
 
-std::string BinaryIdentity::directory_name() const {
-  std::string base = basename_of(path);
-  if (!build_id.empty()) return base + "-" + build_id.to_hex();
-  uint64_t h = 1469598103934665603ull;
-  h = fnv1a(h, path.data(), path.size());
-  h = fnv1a(h, &dev, sizeof dev);
-  h = fnv1a(h, &ino, sizeof ino);
-  h = fnv1a(h, &mtime_ns, sizeof mtime_ns);
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return base + "-nobuildid-" + buf;
-}
-
 ProfileStore::ProfileStore(std::string dir) : dir_(std::move(dir)) { make_dir(dir_); }
 
 std::vector<std::string> ProfileStore::take_warnings() {
@@ -154,6 +123,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
       if (meta.is_object()) {
         base.samples = meta_number(meta, "samples");
         base.first_sample_ns = meta_number(meta, "first_sample_ns");
+        base.last_sample_ns = meta_number(meta, "last_sample_ns");
       }
       if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
     } else {
@@ -169,14 +139,11 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
 void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   std::string subdir = dir_ + "/" + s.identity.directory_name();
   const Base& base = base_for(subdir);
-
   NoLbrFdata merged = base.fdata;
   if (merged.events.empty() || !s.fdata.events.empty()) merged.events = s.fdata.events;
   for (const auto& [key, count] : s.fdata.counts) merged.counts[key] += count;
-
   uint64_t first = base.first_sample_ns;
   if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first)) first = s.first_sample_ns;
-
   // Branch samples from this run or an earlier one make this a branch profile.
   const bool branch_mode = s.branches != nullptr || !base.branches.empty();
   BranchSamples branches;
@@ -184,17 +151,26 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
     branches = base.branches;
     if (s.branches) branches.merge(*s.branches);
   }
-  if (branch_mode && !s.render_extra) {
+  if (branch_mode && !s.render) {
     throw OutputError(subdir + "/bolt.fdata", "branch samples given without a way to write them");
   }
-
+  IpProfile ips = base.ips;
+  ips.merge(s.ips);
   // Every file is made before the first is written: a failure while making them (the AutoFDO
   // and BOLT writers decode the binary) leaves the directory as the last flush left it, never
   // with new profiles and an old or missing meta.json.
+  const ImageCounts counts{ips, merged, branch_mode ? &branches : nullptr};
+  RenderedProfiles rendered;
+  if (s.render) {
+    rendered = s.render(counts);
+  } else {
+    rendered.files.emplace_back("bolt.fdata", format_no_lbr_fdata(merged));
+  }
+  // With branch samples bolt.fdata is made from them, and the IP samples' no_lbr profile is
+  // kept beside it so that runs add up.
+  rendered.branch_fdata = branch_mode;
   std::vector<std::pair<std::string, std::string>> files;
-  files.emplace_back(branch_mode ? "bolt.nolbr.fdata" : "bolt.fdata", format_no_lbr_fdata(merged));
-  IpProfile ips = base.ips;
-  ips.merge(s.ips);
+  if (branch_mode) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
   std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
   std::sort(sorted.begin(), sorted.end());
   std::string ip_text;
@@ -206,23 +182,15 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   }
   files.emplace_back("samples.ip", std::move(ip_text));
   if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
-  if (s.render_extra) {
-    for (auto& file : s.render_extra(CumulativeSamples{ips, merged, branch_mode ? &branches : nullptr})) {
-      files.push_back(std::move(file));
-    }
-  }
-  nlohmann::ordered_json meta;
-  meta["path"] = s.identity.path;
-  meta["build_id"] = s.identity.build_id.to_hex();
-  meta["samples"] = base.samples + s.samples;
-  meta["first_sample_ns"] = first;
-  meta["last_sample_ns"] = s.last_sample_ns;
-  meta["event"] = s.event;
-  meta["bolt_fdata"] = branch_mode ? "branch" : "no_lbr";
-  if (branch_mode) meta["branch_stacks"] = branches.stacks;
-  for (const auto& [k, v] : s.extra_meta.items()) meta[k] = v;
-  files.emplace_back("meta.json", json_text(meta) + "\n");  // last, see the header
-
+  for (auto& file : rendered.files) files.push_back(file);
+  ImageMeta meta;
+  meta.samples = base.samples + s.samples;
+  meta.first_sample_ns = first;
+  meta.last_sample_ns = std::max(base.last_sample_ns, s.last_sample_ns);
+  meta.events = s.events;
+  if (meta.events.empty() && !s.event.empty()) meta.events = {s.event};
+  if (branch_mode) meta.branch_stacks = branches.stacks;
+  files.emplace_back("meta.json", render_meta(s.identity, meta, rendered));  // last, see the header
   make_dir(subdir);
   for (const auto& [name, content] : files) write_file_atomically(subdir + "/" + name, content);
 }

@@ -22,10 +22,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "mapper/build_id.h"
+#include "record/build_id.h"
 #include "output/branch_samples_file.h"
 #include "output/fdata_reader.h"
+#include "mapper/loaded_image.h"
 #include "output/ip_profile.h"
+#include "output/profile_renderer.h"
 
 #include <functional>
 #include <utility>
@@ -33,37 +35,20 @@
 
 namespace profcollect {
 
-struct BinaryIdentity {
-  std::string path;
-  BuildId build_id;
-  uint64_t dev = 0, ino = 0;
-  int64_t mtime_ns = 0;
-
-  // "<basename>-<build-id>" or "<basename>-nobuildid-<16 hex digits>".
-  std::string directory_name() const;
-};
-
-// Everything gathered for one binary so far: earlier runs' counts plus this run's.
-struct CumulativeSamples {
-  const IpProfile& ips;
-  const NoLbrFdata& no_lbr;       // the IP samples as BOLT's no_lbr profile
-  const BranchSamples* branches;  // null unless there are branch samples
-};
-
 // What this run has gathered for one binary (cumulative within the run).
 struct BinaryProfileSnapshot {
   BinaryIdentity identity;
-  NoLbrFdata fdata;
+  NoLbrFdata fdata;  // this run's IP samples as BOLT's no_lbr profile
   uint64_t samples = 0;
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
-  std::string event;
+  std::string event;                // the first of `events`
+  std::vector<std::string> events;  // the events of this run's samples
   IpProfile ips;  // this run's samples per address
-  // This run's branch stacks, when the event records them. Then bolt.fdata is not the no_lbr
-  // `fdata` above: render_extra makes it (branch fdata) from the cumulative branch samples.
+  // This run's branch stacks, when the event records them.
   const BranchSamples* branches = nullptr;
-  // Makes further files (name, content) from the cumulative counts; written before meta.json.
-  std::function<std::vector<std::pair<std::string, std::string>>(const CumulativeSamples&)> render_extra;
-  nlohmann::ordered_json extra_meta = nlohmann::ordered_json::object();  // added to meta.json
+  // Makes the profile files from the cumulative counts (output/profile_renderer.h); without it
+  // only bolt.fdata (no_lbr) is written. Needed with branch samples.
+  std::function<RenderedProfiles(const ImageCounts&)> render;
 };
 
 class ProfileStore {
@@ -71,10 +56,13 @@ class ProfileStore {
   // Creates DIR if needed. Throws OutputError.
   explicit ProfileStore(std::string dir);
 
-  // Writes the binary's bolt.fdata then meta.json: earlier runs' counts plus `snapshot`.
-  // Throws OutputError; files already on disk stay intact.
+  // Writes the binary's profiles, made from earlier runs' counts plus `snapshot`, then
+  // meta.json. Throws OutputError; files already on disk stay intact.
   void write_binary(const BinaryProfileSnapshot& snapshot);
   void write_collection(const nlohmann::ordered_json& summary);
+  // Forgets what was read of a binary's directory: the next write reads it again from disk,
+  // where the last flush put everything this run had (a released image's counts).
+  void forget(const BinaryIdentity& identity) { bases_.erase(dir_ + "/" + identity.directory_name()); }
 
   const std::string& dir() const { return dir_; }
   // Warnings met while reading earlier runs' files (unreadable fdata moved aside, ...).
@@ -88,6 +76,7 @@ class ProfileStore {
     bool branch_fdata = false;  // bolt.fdata on disk is branch fdata (not no_lbr)
     uint64_t samples = 0;
     uint64_t first_sample_ns = 0;
+    uint64_t last_sample_ns = 0;
   };
   const Base& base_for(const std::string& subdir);
 

@@ -16,17 +16,10 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/cli_spelling.h"
 #include "collector/cli/command_child.h"
+#include "collector/collection_session.h"
 #include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/mapped_binary_opener.h"
-#include "collector/mmap_budget.h"
-#include "collector/online_cpus.h"
-#include "collector/perf_event_set.h"
-#include "collector/perf_permissions.h"
-#include "mapper/process_table.h"
-#include "output/binary_profiles.h"
-#include "output/profile_store.h"
 
 namespace profcollect {
 
@@ -34,54 +27,30 @@ namespace {
 
 namespace asio = boost::asio;
 
-uint64_t clock_ns(clockid_t id) {
-  timespec ts;
-  clock_gettime(id, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
-std::string realpath_or(const std::string& p) {
-  char buf[PATH_MAX];
-  return realpath(p.c_str(), buf) ? std::string(buf) : p;
-}
-
-bool looks_like_build_id(const std::string& s) {
-  if (s.size() < 16 || s.size() > 40 || s.size() % 2) return false;
-  return s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
-}
-
-BinarySelection make_selection(const CollectOptions& o, const std::string& command_path) {
-  BinarySelection sel;
-  for (const auto& b : o.binaries) {
-    if (looks_like_build_id(b) && !std::filesystem::exists(b)) {
-      sel.build_ids.push_back(*BuildId::from_hex(b));
-    } else {
-      sel.paths.push_back(realpath_or(b));
-      if (sel.paths.back() != b) sel.paths.push_back(b);
-    }
-  }
-  if (!o.binaries.empty()) return sel;
-  if (o.system_wide) {
-    sel.all = true;
-  } else if (!o.command.empty()) {
-    sel.paths.push_back(command_path);
-  } else {
-    for (int pid : o.pids) {
-      char buf[PATH_MAX];
-      std::string link = "/proc/" + std::to_string(pid) + "/exe";
-      ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1);
-      if (n > 0) sel.paths.emplace_back(buf, static_cast<size_t>(n));
-    }
-  }
-  return sel;
-}
-
-// The collection: perf events, their records, the process table and the profiles, driven by
-// one io_context.
-class Collection {
+class StderrLogger : public SessionLogger {
  public:
-  Collection(const CollectOptions& o, asio::io_context& io) : o_(o), io_(io), flush_timer_(io),
-      poll_timer_(io), duration_timer_(io), signals_(io) {}
+  explicit StderrLogger(bool quiet) : quiet_(quiet) {}
+  // The session speaks of settings; they are spelled as this command's flags.
+  void note(const std::string& m) override {
+    if (!quiet_) std::fprintf(stderr, "profcollect: %s\n", in_cli_terms(m).c_str());
+  }
+  void warning(const std::string& m) override {
+    if (!quiet_) std::fprintf(stderr, "profcollect: warning: %s\n", in_cli_terms(m).c_str());
+  }
+  void error(const std::string& m) override {
+    std::fprintf(stderr, "profcollect: error: %s\n", in_cli_terms(m).c_str());
+  }
+
+ private:
+  bool quiet_;
+};
+
+// The command's event loop over a collection session: its descriptors, a poll timer, the flush
+// timer, the duration, signals and the child, on one io_context.
+class CollectLoop {
+ public:
+  CollectLoop(const CollectOptions& o, asio::io_context& io)
+      : o_(o), io_(io), logger_(o.quiet), flush_timer_(io), poll_timer_(io), duration_timer_(io), signals_(io) {}
 
   int run();
 
@@ -89,107 +58,62 @@ class Collection {
   void arm_fd(size_t i);
   void arm_poll();
   void arm_flush();
-  void drain_and_process();
-  void process_ready();  // resolves every record the source has ready
-  void resync_after_loss();
-  void flush(bool final_flush);
   void stop();
   void on_signal(int sig);
   void reap_child();
-  nlohmann::ordered_json summary() const;
-  void say(const std::string& s) const {
-    if (!o_.quiet) std::fprintf(stderr, "profcollect: %s\n", s.c_str());
-  }
 
   const CollectOptions& o_;
   asio::io_context& io_;
+  StderrLogger logger_;
   asio::steady_timer flush_timer_, poll_timer_, duration_timer_;
   asio::signal_set signals_;
   std::vector<std::unique_ptr<asio::posix::stream_descriptor>> fds_;
-
-  EventSelection selection_;
-  std::unique_ptr<PerfEventSet> events_;
-  std::unique_ptr<LiveRecordSource> source_;
-  std::unique_ptr<ProfileStore> store_;
-  std::unique_ptr<BinaryProfiles> profiles_;
-  ProcessTable processes_;
+  std::unique_ptr<CollectionSession> session_;
   std::optional<CommandChild> child_;
-  int child_status_ = 0;
   bool stopping_ = false;
   bool flush_failed_ = false;
-  uint64_t samples_ = 0;
-  uint64_t branch_stacks_ = 0;  // samples that carried a branch stack
-  int64_t clock_to_epoch_ = 0;  // add to a sample's CLOCK_MONOTONIC time for Unix-epoch ns
-  uint64_t start_ns_ = 0;
-  uint64_t lost_records_seen_ = 0;
-  std::chrono::steady_clock::time_point last_resync_{};
 };
 
-int Collection::run() {
-  PerfPermissions permissions = PerfPermissions::of_this_process();
-  SelectionContext ctx = SelectionContext::of_this_process();
-  EventOptions eo;
-  eo.event = parse_event_request(o_.event, o_.branch_any, o_.branch_filter);
-  eo.frequency_hz = o_.frequency;
-  eo.period = o_.period;
-  selection_ = select_event(eo, ctx);
-
-  CollectionTarget target;
-  std::string command_path;
+int CollectLoop::run() {
+  SessionSettings settings;
   if (o_.system_wide) {
-    target.kind = TargetKind::SystemWide;
+    settings.target.kind = TargetKind::SystemWide;
   } else if (!o_.command.empty()) {
-    target.kind = TargetKind::Command;
-    command_path = resolve_command_path(o_.command[0]);
+    settings.target.kind = TargetKind::Command;
+    settings.command_path = resolve_command_path(o_.command[0]);
   } else {
-    target.kind = TargetKind::Processes;
-    for (int p : o_.pids) target.pids.push_back(p);
+    settings.target.kind = TargetKind::Processes;
+    for (int p : o_.pids) settings.target.pids.push_back(p);
   }
-
-  store_ = std::make_unique<ProfileStore>(o_.output_dir);  // an unwritable DIR fails before anything runs
-  profiles_ = std::make_unique<BinaryProfiles>(make_selection(o_, command_path), open_mapped_binary,
-                                               selection_.name);
-  profiles_->set_write_unsymbolized(o_.unsymbolized);
-
-  if (target.kind == TargetKind::Command) {
+  settings.event = o_.event;
+  settings.branch_any = o_.branch_any;
+  settings.branch_filter = o_.branch_filter;
+  settings.frequency = o_.frequency;
+  settings.period = o_.period;
+  settings.mmap_pages = o_.mmap_pages;
+  settings.output_dir = o_.output_dir;
+  settings.binaries = o_.binaries;
+  settings.debug_dirs = o_.debug_dirs;
+  settings.unsymbolized = o_.unsymbolized;
+  if (settings.target.kind == TargetKind::Command) {
+    // The event selection is checked first, so a bad setting never forks the command.
+    (void)select_event(EventOptions{parse_event_request(o_.event, o_.branch_any, o_.branch_filter), o_.frequency,
+                                    o_.period},
+                       SelectionContext::of_this_process());
     child_.emplace(o_.command);  // forked, waiting for go()
-    target.pids = {child_->pid()};
+    settings.target.pids = {child_->pid()};
   }
-
-  perf_event_attr attr = make_sampling_attr(selection_, target.kind);
-  // Sample times on CLOCK_MONOTONIC, so they convert to wall-clock time for meta.json.
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
-  EventSetOptions so;
-  so.event_name = selection_.name;
-  LockBudget budget = LockBudget::of_this_process(permissions);
-  so.mmap_pages = choose_mmap_pages(budget, static_cast<uint32_t>(online_cpus().size()), o_.mmap_pages);
-  events_ = std::make_unique<PerfEventSet>(attr, target, so, permissions);
-  source_ = std::make_unique<LiveRecordSource>(*events_, selection_.name);
-
-  clock_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
-  start_ns_ = clock_ns(CLOCK_REALTIME);
-
-  say(selection_.engine_note);
-  if (!selection_.kernel_note.empty()) say(selection_.kernel_note);
-  if (!selection_.rate_note.empty()) say(selection_.rate_note);
-  for (const auto& n : events_->notes()) say(n);
-
-  if (target.kind == TargetKind::Command) {
+  session_ = std::make_unique<CollectionSession>(std::move(settings), logger_);
+  if (child_) {
     child_->go();  // exec; enable_on_exec starts the events
   } else {
-    events_->enable();
-    if (target.kind == TargetKind::SystemWide) {
-      source_->add_all_existing_processes();
-    } else {
-      for (int p : o_.pids) source_->add_existing_process(p);
-    }
+    session_->start();
   }
-  std::string what = target.kind == TargetKind::SystemWide ? "all processes"
-                     : target.kind == TargetKind::Command ? "command " + o_.command[0]
-                                                          : std::to_string(o_.pids.size()) + " process(es)";
-  say("collecting " + what + " into " + o_.output_dir + ", flushing every " +
-      std::to_string(static_cast<int>(o_.flush_interval)) + " s");
+  std::string what = o_.system_wide ? "all processes"
+                     : !o_.command.empty() ? "command " + o_.command[0]
+                                           : std::to_string(o_.pids.size()) + " process(es)";
+  logger_.note("collecting " + what + " into " + o_.output_dir + ", flushing every " +
+               std::to_string(static_cast<int>(o_.flush_interval)) + " s");
 
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
@@ -198,7 +122,7 @@ int Collection::run() {
   signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
     if (!ec) on_signal(sig);
   });
-  for (int fd : source_->pollable_fds()) {
+  for (int fd : session_->descriptors()) {
     fds_.push_back(std::make_unique<asio::posix::stream_descriptor>(io_, fd));
     arm_fd(fds_.size() - 1);
   }
@@ -208,7 +132,7 @@ int Collection::run() {
     duration_timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(*o_.duration * 1000)));
     duration_timer_.async_wait([this](const boost::system::error_code& ec) {
       if (!ec) {
-        say("duration reached");
+        logger_.note("duration reached");
         stop();
       }
     });
@@ -216,13 +140,13 @@ int Collection::run() {
   if (child_) reap_child();  // the child may have failed to exec already
   io_.run();
 
-  // The descriptors belong to PerfEventSet: do not let asio close them.
+  // The descriptors belong to the session's events: do not let asio close them.
   for (auto& d : fds_) d->release();
 
   if (child_) {
     if (!child_->reap()) {
-      // --duration ended the collection, not the command: let it finish, and exit with its status.
-      say("collection ended; waiting for " + o_.command[0] + " to exit");
+      // The duration ended the collection, not the command: let it finish, and exit with its status.
+      logger_.note("collection ended; waiting for " + o_.command[0] + " to exit");
       child_->wait();
     }
     return child_->exit_code();
@@ -230,11 +154,11 @@ int Collection::run() {
   return flush_failed_ ? 1 : 0;
 }
 
-void Collection::arm_fd(size_t i) {
+void CollectLoop::arm_fd(size_t i) {
   fds_[i]->async_wait(asio::posix::stream_descriptor::wait_read,
                       [this, i](const boost::system::error_code& ec) {
                         if (ec || stopping_) return;
-                        drain_and_process();
+                        session_->drain();
                         // An fd whose thread exited stays readable (POLLHUP): wait a little before
                         // listening again so it cannot spin; the poll timer drains meanwhile.
                         auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(10));
@@ -244,15 +168,15 @@ void Collection::arm_fd(size_t i) {
                       });
 }
 
-void Collection::arm_poll() {
+void CollectLoop::arm_poll() {
   // Wakeups come at half a buffer; a timer also drains so that records of a slow workload and
   // process exits are seen promptly.
   poll_timer_.expires_after(std::chrono::milliseconds(100));
   poll_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    drain_and_process();
-    if (!child_ && !o_.system_wide && events_->live_event_count() == 0) {
-      say("every target process has exited");
+    session_->drain();
+    if (!session_->targets_alive()) {
+      logger_.note("every target process has exited");
       stop();
       return;
     }
@@ -260,112 +184,20 @@ void Collection::arm_poll() {
   });
 }
 
-void Collection::arm_flush() {
+void CollectLoop::arm_flush() {
   flush_timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(o_.flush_interval * 1000)));
   flush_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
-    drain_and_process();
-    flush(false);
+    session_->drain();
+    flush_failed_ = !session_->flush();
     arm_flush();
   });
 }
 
-void Collection::drain_and_process() {
-  source_->drain();
-  process_ready();
-  resync_after_loss();
-}
-
-void Collection::resync_after_loss() {
-  // A ring-buffer overrun may have taken MMAP2 records with it, and then every later sample of
-  // that mapping would count as unmapped. The target processes' mappings are read again from
-  // /proc (at most once a second); what is already known is simply replaced.
-  uint64_t lost = source_->counters().lost_records;
-  if (lost == lost_records_seen_ || o_.system_wide) return;
-  auto now = std::chrono::steady_clock::now();
-  if (now - last_resync_ < std::chrono::seconds(1)) return;
-  lost_records_seen_ = lost;
-  last_resync_ = now;
-  if (child_) {
-    source_->add_existing_process(child_->pid());
-  } else {
-    for (int p : o_.pids) source_->add_existing_process(p);
-  }
-}
-
-void Collection::process_ready() {
-  Record r;
-  while (source_->next(r)) {
-    if (auto* s = std::get_if<SampleRecord>(&r)) {
-      ++samples_;
-      uint64_t t = s->time == kNoTime ? 0 : static_cast<uint64_t>(static_cast<int64_t>(s->time) + clock_to_epoch_);
-      profiles_->add_sample(s->pid, s->ip, s->cpumode, t, processes_);
-      if (s->has_branch_stack) {
-        ++branch_stacks_;
-        profiles_->add_branch_stack(s->pid, s->branches, processes_);
-      }
-    } else {
-      processes_.update(r);
-    }
-  }
-}
-
-nlohmann::ordered_json Collection::summary() const {
-  const LiveCounters& c = source_->counters();
-  nlohmann::ordered_json j;
-  j["event"] = selection_.name;
-  if (selection_.rate.by_frequency) {
-    j["frequency_hz"] = selection_.rate.value;
-  } else {
-    j["period"] = selection_.rate.value;
-  }
-  j["samples"] = samples_;
-  if (records_branch_stack(selection_.engine)) j["branch_stacks"] = branch_stacks_;
-  j["lost"] = c.lost_samples + c.dropped_samples;
-  j["lost_records"] = c.lost_records;
-  j["throttled"] = c.throttles;
-  const OutcomeCounts& oc = profiles_->outcomes();
-  j["mapped"] = oc[SampleOutcome::Mapped];
-  nlohmann::ordered_json unmapped = nlohmann::ordered_json::object();
-  for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
-    auto o = static_cast<SampleOutcome>(i);
-    if (o == SampleOutcome::NoSymbol) continue;  // decided per function when writing
-    unmapped[std::string(outcome_name(o))] = oc[o];
-  }
-  j["unmapped"] = unmapped;
-  j["binaries"] = profiles_->binary_count();
-  j["start_ns"] = start_ns_;
-  j["end_ns"] = clock_ns(CLOCK_REALTIME);
-  return j;
-}
-
-void Collection::flush(bool final_flush) {
-  try {
-    profiles_->flush(*store_);
-    store_->write_collection(summary());
-    flush_failed_ = false;
-  } catch (const std::exception& e) {
-    // Keep everything in memory: the next flush writes it all.
-    flush_failed_ = true;
-    std::fprintf(stderr, "profcollect: error: flush failed: %s%s\n", e.what(),
-                 final_flush ? "" : " (the profiles in memory are kept; retrying at the next flush)");
-  }
-  for (const auto& w : profiles_->take_warnings()) say("warning: " + w);
-  for (const auto& w : store_->take_warnings()) say("warning: " + w);
-}
-
-void Collection::stop() {
+void CollectLoop::stop() {
   if (stopping_) return;
   stopping_ = true;
-  if (events_) events_->disable();
-  drain_and_process();
-  source_->finish();
-  process_ready();
-  flush(true);
-  const LiveCounters& c = source_->counters();
-  say(std::to_string(samples_) + " samples, " + std::to_string(profiles_->outcomes()[SampleOutcome::Mapped]) +
-      " in " + std::to_string(profiles_->binary_count()) + " profiled binaries, " +
-      std::to_string(c.lost_samples + c.dropped_samples) + " lost; profiles in " + o_.output_dir);
+  flush_failed_ = !session_->stop();
   flush_timer_.cancel();
   poll_timer_.cancel();
   duration_timer_.cancel();
@@ -373,16 +205,14 @@ void Collection::stop() {
   for (auto& d : fds_) d->cancel();
 }
 
-void Collection::reap_child() {
-  if (child_ && child_->reap()) {
-    stop();
-  }
+void CollectLoop::reap_child() {
+  if (child_ && child_->reap()) stop();
 }
 
-void Collection::on_signal(int sig) {
+void CollectLoop::on_signal(int sig) {
   if (sig == SIGHUP) {
-    drain_and_process();
-    flush(false);
+    session_->drain();
+    flush_failed_ = !session_->flush();
   } else if (sig == SIGCHLD) {
     reap_child();
   } else if (child_) {
@@ -390,7 +220,7 @@ void Collection::on_signal(int sig) {
     // Either way profcollect ends when the child does, with its status.
     child_->signal(sig);
   } else {
-    say(std::string("received ") + strsignal(sig) + ", writing the final profiles");
+    logger_.note(std::string("received ") + strsignal(sig) + ", writing the final profiles");
     stop();
   }
   if (!stopping_) {
@@ -415,8 +245,8 @@ int run_collect(const CollectOptions& options) {
     }
   }
   asio::io_context io;
-  Collection c(options, io);
-  return c.run();
+  CollectLoop loop(options, io);
+  return loop.run();
 }
 
 }  // namespace profcollect

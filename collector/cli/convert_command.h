@@ -6,13 +6,15 @@
 #include <string>
 #include <vector>
 
+#include "output/profile_renderer.h"
+
 namespace profcollect {
 
 // What convert writes. One format: -o names the file. Several: -o names a directory that receives
 // bolt.fdata, bolt.preagg, autofdo.prof, autofdo.unsym and meta.json. `bolt` is branch fdata when the
 // input has branch stacks (no_lbr with -nl or without them); `preagg` is BOLT's pre-aggregated
 // profile (perf2bolt --pa / llvm-bolt --pa).
-enum class OutputFormat { Bolt, Preagg, Autofdo, Unsymbolized };
+using OutputFormat = ProfileFormat;
 
 struct ConvertOptions {
   std::string perf_data;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/cli_spelling.h"
 #include "collector/cli/collect_command.h"
 #include "collector/cli/convert_command.h"
 #include "collector/cli/report_command.h"
@@ -171,14 +172,11 @@ int main(int argc, char** argv) {
   } catch (const CliError& e) {
     std::fprintf(stderr, "profcollect: error: %s\n", e.what());
     return e.exit_code();
-  } catch (const PerfEventError& e) {
-    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
-    return 1;
   } catch (const EventSelectionError& e) {
-    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+    std::fprintf(stderr, "profcollect: error: %s\n", e.spelled(cli_flag_of).c_str());
     return 2;
-  } catch (const BufferSizeError& e) {
-    std::fprintf(stderr, "profcollect: error: %s\n", e.what());
+  } catch (const SettingError& e) {  // PerfEventError, BufferSizeError
+    std::fprintf(stderr, "profcollect: error: %s\n", e.spelled(cli_flag_of).c_str());
     return 1;
   } catch (const SourceError& e) {
     std::fprintf(stderr, "profcollect: error: %s\n", e.what());

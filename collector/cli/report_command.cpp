@@ -8,9 +8,9 @@
 #include "collector/cli/cli_error.h"
 #include "collector/cli/progress.h"
 #include "collector/cli/report_directory.h"
-#include "collector/cli/sample_tally.h"
-#include "collector/cli/target_binary.h"
 #include "collector/perf_data_reader.h"
+#include "collector/recording_pipeline.h"
+#include "mapper/target_image_selector.h"
 #include "output/function_profile.h"
 #include "output/json_text.h"
 
@@ -24,7 +24,7 @@ struct DsoCount {
   uint64_t samples;
 };
 
-std::vector<DsoCount> dso_counts(const SampleTally& t, const ProcessTable& processes,
+std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& processes,
                                  const SessionInfo& session) {
   // Several Dso entries can share a display name (one file seen with and without a build-id, or
   // kernel text and its aliases): perf script's dso column counts them together.
@@ -67,35 +67,36 @@ double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>
 
 int run_report(const ReportOptions& o) {
   if (is_collection_directory(o.input)) return run_directory_report(o);
-  std::optional<TargetBinary> target;
-  if (!o.binary.empty()) target = TargetBinary::load(o.binary, o.debug_dirs);
+  std::shared_ptr<LoadedImage> target;
+  if (!o.binary.empty()) target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
 
   std::unique_ptr<RecordSource> source = open_perf_data(o.input);
-  std::optional<BinaryMatcher> matcher;
-  std::optional<TallyTarget> tally_target;
+  std::unique_ptr<ImageSelector> selector;
   if (target) {
-    matcher.emplace(o.binary, target->elf->build_id(), o.ignore_build_id,
-                    recorded_build_ids(*source));
-    tally_target = TallyTarget{&*matcher, &target->segments};
+    selector = std::make_unique<TargetImageSelector>(target, o.ignore_build_id, recorded_build_ids(*source));
+  } else {
+    selector = std::make_unique<NoImageSelector>();
   }
-
-  ProcessTable processes;
-  SampleTally tally;
-  TallyOptions topt;
-  topt.pid = o.pid;
-  topt.progress = make_progress_reporter("reading " + o.input, o.quiet || o.json);
+  PipelineOptions po;
+  po.pid = o.pid;
+  po.branch_stacks = false;  // the report counts samples, not branches
+  SamplePipeline pipeline(*selector, po);
   std::string damage;
   try {
-    tally_samples(*source, processes, topt, tally_target, tally);
+    read_recording(*source, pipeline, make_progress_reporter("reading " + o.input, o.quiet || o.json));
   } catch (const SourceError& e) {
     // Report what was read before the damage, then fail.
     damage = e.what();
   }
   finish_progress();
+  PipelineCounts tally = pipeline.counts();
+  const ProcessTable& processes = pipeline.processes();
 
   std::optional<FunctionProfile> fp;
   if (target) {
-    fp = FunctionProfile::build(tally.target_ips, target->symbols);
+    IpProfile none;
+    const std::vector<int32_t> slots = pipeline.profiled_slots();
+    fp = FunctionProfile::build(slots.empty() ? none : pipeline.profile(slots.front())->ips(), target->symbols());
     tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
     tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
   }
@@ -116,7 +117,7 @@ int run_report(const ReportOptions& o) {
     if (target) {
       nlohmann::ordered_json b;
       b["path"] = o.binary;
-      b["build_id"] = target->elf->build_id().to_hex();
+      b["build_id"] = target->identity().build_id.to_hex();
       b["mapped"] = tally.outcomes[SampleOutcome::Mapped];
       nlohmann::ordered_json unmapped = nlohmann::ordered_json::object();
       for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
@@ -151,7 +152,7 @@ int run_report(const ReportOptions& o) {
     }
     if (target) {
       std::printf("\n%s (build-id %s): %llu samples mapped (%.2f%%)\n", o.binary.c_str(),
-                  target->elf->build_id().empty() ? "none" : target->elf->build_id().to_hex().c_str(),
+                  target->identity().build_id.empty() ? "none" : target->identity().build_id.to_hex().c_str(),
                   static_cast<unsigned long long>(tally.outcomes[SampleOutcome::Mapped]),
                   100 * share(tally.outcomes[SampleOutcome::Mapped], tally.samples));
       for (size_t i = 1; i < kSampleOutcomeCount; ++i) {

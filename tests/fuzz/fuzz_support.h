@@ -23,7 +23,7 @@
 #include <string_view>
 #include <vector>
 
-#include "collector/record.h"
+#include "record/record.h"
 #include "collector/record_source.h"
 #include "mapper/process_table.h"
 

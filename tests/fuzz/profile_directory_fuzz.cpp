@@ -73,10 +73,10 @@ void flush(const std::string& dir, bool branches) {
     run_branches.ranges.ranges[{0x401000, 0x401010}] = 1;
     s.branches = &run_branches;
   }
-  s.render_extra = [](const CumulativeSamples& c) {
-    std::vector<std::pair<std::string, std::string>> files;
-    if (c.branches) files.emplace_back("bolt.fdata", format_branch_samples(*c.branches));
-    return files;
+  s.render = [](const ImageCounts& c) {
+    RenderedProfiles r;
+    r.files.emplace_back("bolt.fdata", c.branches ? format_branch_samples(*c.branches) : format_no_lbr_fdata(c.no_lbr));
+    return r;
   };
   store.write_binary(s);
   for (const std::string& w : store.take_warnings()) fuzz::touch(w);

@@ -18,7 +18,7 @@
 #include "mapper/binary_matcher.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
-#include "mapper/sample_resolver.h"
+#include "mapper/target_image_selector.h"
 #include "output/autofdo_writer.h"
 #include "output/branch_stack_counter.h"
 #include "output/unsymbolized_writer.h"
@@ -197,16 +197,15 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
   RangeProfile our_ranges(const AutofdoBinary& binary, size_t expected_samples = 8) {
     std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary_.string());
     std::unique_ptr<PerfScriptReader> reader = PerfScriptReader::open(script_.string());
-    BinaryMatcher matcher(binary_.string(), elf->build_id(), false,
+    TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_.string(), elf->build_id()}), false,
                           [](std::string_view) -> const BuildId* { return nullptr; });
-    const ExecSegmentMap segments(elf->load_segments());
     ProcessTable processes;
-    const SampleResolver resolver(processes, matcher, segments);
+    ImageResolver resolver(selector);
     BranchStackCounter counter(binary.instructions());
     std::vector<BranchEnds> stack;
     Record record;
     auto vaddr = [&](uint32_t pid, uint64_t address) {
-      const ResolvedAddress r = resolver.resolve(pid, address, CpuMode::User);
+      const ResolvedAddress r = resolver.resolve(processes, pid, address, CpuMode::User);
       return r.outcome == SampleOutcome::Mapped ? r.vaddr : kExternalAddress;
     };
     while (reader->next(record)) {

@@ -7,7 +7,7 @@
 #include "mapper/elf_binary.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
-#include "mapper/sample_resolver.h"
+#include "mapper/target_image_selector.h"
 #include "tests/integration/fixture_set.h"
 #include "tests/integration/test_support.h"
 
@@ -38,21 +38,20 @@ IpProfile read_ip_profile(const fs::path& perf_data, const fs::path& binary) {
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary.string());
   std::unique_ptr<RecordSource> source = open_perf_data(perf_data.string());
   const RecordSource& recording = *source;
-  BinaryMatcher matcher(binary.string(), elf->build_id(), false,
+  TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary.string(), elf->build_id()}), false,
                         [&recording](std::string_view path) -> const BuildId* {
                           for (const auto& entry : recording.session().build_ids) {
                             if (entry.filename == path) return &entry.build_id;
                           }
                           return nullptr;
                         });
-  const ExecSegmentMap segments(elf->load_segments());
   ProcessTable processes;
-  const SampleResolver resolver(processes, matcher, segments);
+  ImageResolver resolver(selector);
   IpProfile profile;
   Record record;
   while (source->next(record)) {
     if (const auto* sample = std::get_if<SampleRecord>(&record)) {
-      const ResolvedAddress resolved = resolver.resolve(sample->pid, sample->ip, sample->cpumode);
+      const ResolvedAddress resolved = resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
       if (resolved.outcome == SampleOutcome::Mapped) profile.add(resolved.vaddr);
     } else {
       processes.update(record);

@@ -17,7 +17,7 @@
 #include "mapper/dwarf_file.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/process_table.h"
-#include "mapper/sample_resolver.h"
+#include "mapper/target_image_selector.h"
 #include "output/autofdo_writer.h"
 #include "output/unsymbolized_writer.h"
 #include "tests/integration/autofdo_fixtures.h"
@@ -250,16 +250,15 @@ TEST_F(AutofdoFixtureClaims, PerfScriptReaderGivesTheSamplesOfThePerfData) {
 
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary_path.string());
   std::unique_ptr<PerfScriptReader> reader = PerfScriptReader::open(script.string());
-  BinaryMatcher matcher(binary_path.string(), elf->build_id(), false,
+  TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_path.string(), elf->build_id()}), false,
                         [](std::string_view) -> const BuildId* { return nullptr; });
-  const ExecSegmentMap segments(elf->load_segments());
   ProcessTable processes;
-  const SampleResolver resolver(processes, matcher, segments);
+  ImageResolver resolver(selector);
   IpProfile from_script;
   Record record;
   while (reader->next(record)) {
     if (const auto* sample = std::get_if<SampleRecord>(&record)) {
-      const ResolvedAddress resolved = resolver.resolve(sample->pid, sample->ip, sample->cpumode);
+      const ResolvedAddress resolved = resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
       if (resolved.outcome == SampleOutcome::Mapped) from_script.add(resolved.vaddr);
     } else {
       processes.update(record);

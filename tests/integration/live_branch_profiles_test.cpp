@@ -1,4 +1,4 @@
-// Live collection's per-binary aggregation (BinaryProfiles + ProfileStore, what `profcollect
+// Live collection's per-binary aggregation (the collection session replaying a recording, what `profcollect
 // --pid/-a/-- CMD` runs on every sample) fed the branch-stack perf.data files recorded from real
 // executions: this machine has no LBR, so the records come from the recordings instead of the
 // ring buffer, through the same process table. Judged by perf2bolt 19 and llvm-profgen-19 on the
@@ -13,13 +13,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "collector/perf_data_reader.h"
-#include "mapper/process_table.h"
-#include "output/binary_profiles.h"
-#include "output/profile_store.h"
 #include "tests/integration/autofdo_fixtures.h"
 #include "tests/integration/branch_fixtures.h"
 #include "tests/integration/convert_judges.h"
+#include "tests/integration/replay_session.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -28,53 +25,12 @@ namespace {
 namespace fs = std::filesystem;
 const char* const kPerf2Bolt = "/usr/lib/llvm-19/bin/perf2bolt";
 
-// Opens the recorded path itself (the recordings name the fixture files) and checks the build-id
-// as the live opener does.
-std::optional<OpenedBinary> open_recorded_path(uint32_t, const Mapping&, const Dso& dso, std::string& why) {
-  try {
-    OpenedBinary b;
-    b.elf = ElfBinary::open(dso.path);
-    if (!dso.build_id.empty() && !(b.elf->build_id() == dso.build_id)) {
-      why = "build-id differs";
-      return std::nullopt;
-    }
-    struct stat st {};
-    ::stat(dso.path.c_str(), &st);
-    b.identity.path = dso.path;
-    b.identity.build_id = b.elf->build_id();
-    b.identity.dev = st.st_dev;
-    b.identity.ino = st.st_ino;
-    return b;
-  } catch (const std::exception& e) {
-    why = e.what();
-    return std::nullopt;
-  }
-}
-
-// One "run" of live collection over the recording, written to `out`.
+// One "run" of live collection over the recording, written to `out`: the live session, its
+// pipeline, store and renderer, replaying the recording instead of reading ring buffers.
 void collect_into(const fs::path& data, const fs::path& binary, const fs::path& out) {
-  BinarySelection selection;
-  selection.paths.push_back(binary.string());
-  BinaryProfiles profiles(selection, open_recorded_path, "cycles:u");
-  ProcessTable processes;
-  auto source = open_perf_data(data.string());
-  Record record;
-  uint64_t stacks = 0;
-  while (source->next(record)) {
-    if (auto* s = std::get_if<SampleRecord>(&record)) {
-      profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
-      if (s->has_branch_stack) {
-        profiles.add_branch_stack(s->pid, s->branches, processes);
-        ++stacks;
-      }
-    } else {
-      processes.update(record);
-    }
-  }
-  ASSERT_GT(stacks, 10u) << data << " holds too few branch stacks";
-  ProfileStore store(out.string());
-  profiles.flush(store);
-  for (const auto& w : profiles.take_warnings()) ADD_FAILURE() << w;
+  ReplayResult r = replay_into(data, out, {binary.string()});
+  ASSERT_GT(r.counts.branch_stacks, 10u) << data << " holds too few branch stacks";
+  for (const auto& w : r.warnings) ADD_FAILURE() << w;
 }
 
 // The binary's directory in a live output directory (the only one).

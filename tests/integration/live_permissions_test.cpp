@@ -11,6 +11,7 @@
 #include <chrono>
 #include <map>
 
+#include "collector/cli/cli_spelling.h"
 #include "collector/event_selection.h"
 #include "collector/live_record_source.h"
 #include "collector/mmap_budget.h"
@@ -62,7 +63,7 @@ void attempts(int out) {
       report(name, "opened", "");
       return set;
     } catch (const PerfEventError& e) {
-      report(name, kind_name(e.kind()), e.what());
+      report(name, kind_name(e.kind()), e.spelled(cli_flag_of));  // as the command line says it
     } catch (const std::exception& e) {
       report(name, "exception", e.what());
     }
@@ -103,7 +104,7 @@ void attempts(int out) {
     choose_mmap_pages(LockBudget::of_this_process(ctx.permissions), cpus, 4096);
     report("big-request", "accepted", "");
   } catch (const BufferSizeError& e) {
-    report("big-request", "BufferSizeError", e.what());
+    report("big-request", "BufferSizeError", e.spelled(cli_flag_of));
   }
 }
 

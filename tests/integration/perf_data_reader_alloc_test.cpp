@@ -8,7 +8,8 @@
 
 #include "collector/perf_data_reader.h"
 #include "mapper/process_table.h"
-#include "output/binary_profiles.h"
+#include "collector/mapped_image_selector.h"
+#include "collector/sample_pipeline.h"
 #include "tests/integration/branch_fixtures.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/unit/perf_record_builder.h"
@@ -81,44 +82,31 @@ TEST_F(LiveBranchAllocationTest, NoAllocationPerBranchStackOnceWarm) {
   const auto data = fixture("branch_virtual.data"), bin = fixture("branch_virtual");
   BinarySelection selection;
   selection.paths.push_back(bin.string());
-  auto opener = [](uint32_t, const Mapping&, const Dso& dso, std::string& why) -> std::optional<OpenedBinary> {
-    try {
-      OpenedBinary b;
-      b.elf = ElfBinary::open(dso.path);
-      b.identity.path = dso.path;
-      b.identity.build_id = b.elf->build_id();
-      return b;
-    } catch (const std::exception& e) {
-      why = e.what();
-      return std::nullopt;
-    }
-  };
-  BinaryProfiles profiles(selection, opener, "cycles:u");
+  MappedImageSelector selector(selection);
+  PipelineOptions options;
+  SamplePipeline pipeline(selector, options);
   size_t stacks_counted = 0;
   size_t warm_allocations = 0;
   for (int pass = 0; pass < 2; ++pass) {
-    ProcessTable processes;
     auto source = open_perf_data(data.string());
     Record r;
     while (source->next(r)) {
       if (auto* s = std::get_if<SampleRecord>(&r)) {
         if (pass == 1) {
           test::AllocationCounter allocations;
-          profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
-          profiles.add_branch_stack(s->pid, s->branches, processes);
+          pipeline.add_sample(*s);
           warm_allocations += allocations.count();
           if (!s->branches.empty()) ++stacks_counted;
         } else {
-          profiles.add_sample(s->pid, s->ip, s->cpumode, 0, processes);
-          profiles.add_branch_stack(s->pid, s->branches, processes);
+          pipeline.add_sample(*s);
         }
       } else {
-        processes.update(r);
+        pipeline.consume(r);
       }
     }
   }
   EXPECT_GT(stacks_counted, 100u);
-  EXPECT_EQ(profiles.binary_count(), 1u);
+  EXPECT_EQ(pipeline.profiled_slots().size(), 1u);
   EXPECT_EQ(warm_allocations, 0u) << "allocations while counting " << stacks_counted << " warm stacks";
 }
 

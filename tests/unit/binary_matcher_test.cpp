@@ -17,27 +17,27 @@ Dso file(const char* path, const char* build_id = nullptr) {
 
 TEST(BinaryMatcher, SameBuildIdMatchesWhateverThePath) {
   BinaryMatcher m("/home/u/hot", id("aabbcc"), false, nullptr);
-  EXPECT_EQ(m.match(0, file("/tmp/renamed", "aabbcc")), DsoMatch::Target);
-  EXPECT_EQ(m.match(1, file("/usr/bin/ls", "112233")), DsoMatch::Other);
+  EXPECT_EQ(m.match(file("/tmp/renamed", "aabbcc")), DsoMatch::Target);
+  EXPECT_EQ(m.match(file("/usr/bin/ls", "112233")), DsoMatch::Other);
 }
 
 TEST(BinaryMatcher, SameNameOtherBuildIdIsAMismatchUnlessIgnored) {
   BinaryMatcher strict("/home/u/hot", id("aabbcc"), false, nullptr);
-  EXPECT_EQ(strict.match(0, file("/home/u/hot", "ddeeff")), DsoMatch::BuildIdMismatch);
+  EXPECT_EQ(strict.match(file("/home/u/hot", "ddeeff")), DsoMatch::BuildIdMismatch);
   BinaryMatcher lax("/home/u/hot", id("aabbcc"), true, nullptr);
-  EXPECT_EQ(lax.match(0, file("/home/u/hot", "ddeeff")), DsoMatch::Target);
+  EXPECT_EQ(lax.match(file("/home/u/hot", "ddeeff")), DsoMatch::Target);
 }
 
 TEST(BinaryMatcher, PerfsPaddedBuildIdEqualsTheShortNote) {
   BinaryMatcher m("/x/hot", id("0123456789abcdef"), false, nullptr);
-  EXPECT_EQ(m.match(0, file("/x/hot", "0123456789abcdef000000000000000000000000")), DsoMatch::Target);
+  EXPECT_EQ(m.match(file("/x/hot", "0123456789abcdef000000000000000000000000")), DsoMatch::Target);
 }
 
 TEST(BinaryMatcher, WithoutBuildIdsTheFileNameDecides) {
   BinaryMatcher m("./build/hot", BuildId(), false, nullptr);
-  EXPECT_EQ(m.match(0, file("/home/u/src/build/hot")), DsoMatch::Target);
-  EXPECT_EQ(m.match(1, file("/home/u/src/build/hot (deleted)")), DsoMatch::Target);
-  EXPECT_EQ(m.match(2, file("/home/u/src/build/hotter")), DsoMatch::Other);
+  EXPECT_EQ(m.match(file("/home/u/src/build/hot")), DsoMatch::Target);
+  EXPECT_EQ(m.match(file("/home/u/src/build/hot (deleted)")), DsoMatch::Target);
+  EXPECT_EQ(m.match(file("/home/u/src/build/hotter")), DsoMatch::Other);
 }
 
 TEST(BinaryMatcher, RecordedBuildIdTableIsConsulted) {
@@ -45,17 +45,17 @@ TEST(BinaryMatcher, RecordedBuildIdTableIsConsulted) {
   BinaryMatcher m("/x/hot", id("aabbcc"), false, [&](std::string_view p) -> const BuildId* {
     return p == "/x/hot" ? &recorded : nullptr;
   });
-  EXPECT_EQ(m.match(0, file("/x/hot")), DsoMatch::BuildIdMismatch);
+  EXPECT_EQ(m.match(file("/x/hot")), DsoMatch::BuildIdMismatch);
 }
 
 TEST(BinaryMatcher, KernelAndAnonymousMappingsAreNamedAsSuch) {
   BinaryMatcher m("/x/hot", BuildId(), false, nullptr);
   Dso k = file("[kernel.kallsyms]_text");
   k.kernel = true;
-  EXPECT_EQ(m.match(0, k), DsoMatch::Kernel);
-  EXPECT_EQ(m.match(1, file("//anon")), DsoMatch::Anon);
-  EXPECT_EQ(m.match(2, file("/memfd:jit (deleted)")), DsoMatch::Anon);
-  EXPECT_EQ(m.match(3, file("[vdso]")), DsoMatch::Other);
+  EXPECT_EQ(m.match(k), DsoMatch::Kernel);
+  EXPECT_EQ(m.match(file("//anon")), DsoMatch::Anon);
+  EXPECT_EQ(m.match(file("/memfd:jit (deleted)")), DsoMatch::Anon);
+  EXPECT_EQ(m.match(file("[vdso]")), DsoMatch::Other);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // level; make_sampling_attr turns them into the attr, checked here field by field against the
 // perf_event_open ABI (include/uapi/linux/perf_event.h).
 #include "collector/event_selection.h"
+#include "collector/cli/cli_spelling.h"
 
 #include <gtest/gtest.h>
 
@@ -286,7 +287,7 @@ TEST(BranchSelection, AutoOnZen3WithFrequencySkipsBrsAndSaysWhy) {
   o.frequency_hz = 999;
   EventSelection s = select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, &log));
   EXPECT_EQ(s.engine, SamplingEngine::Cycles);
-  EXPECT_NE(s.engine_note.find("AMD BRS not used: it samples by period only and -F was given"),
+  EXPECT_NE(in_cli_terms(s.engine_note).find("AMD BRS not used: it samples by period only and -F was given"),
             std::string::npos) << s.engine_note;
   for (const auto& a : log.asked) EXPECT_EQ(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
 }
@@ -315,7 +316,7 @@ TEST(BranchSelection, LbrWithoutHardwareFailsWithWhatWasProbed) {
     select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
     FAIL() << "no error";
   } catch (const EventSelectionError& e) {
-    EXPECT_NE(std::string(e.what()).find("use -e brs"), std::string::npos) << e.what();
+    EXPECT_NE(e.spelled(cli_flag_of).find("use -e brs"), std::string::npos) << e.what();
   }
 }
 
@@ -343,7 +344,8 @@ TEST(BranchSelection, BrsRefusesFrequencyAndSaysWhy) {
     FAIL() << "no error";
   } catch (const EventSelectionError& e) {
     EXPECT_NE(std::string(e.what()).find("fixed period only"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("-c N"), std::string::npos) << e.what();
+    EXPECT_NE(e.spelled(cli_flag_of).find("-c N"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("period N"), std::string::npos) << "the library speaks of settings: " << e.what();
   }
   o.frequency_hz.reset();
   o.period = 16;  // not above the 16 entries
@@ -364,7 +366,7 @@ TEST(BranchSelection, BrsOnACpuWithoutItPointsAtLbr) {
     FAIL() << "no error";
   } catch (const EventSelectionError& e) {
     EXPECT_NE(std::string(e.what()).find("no AMD BRS"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("AMD LbrExtV2: use -e lbr"), std::string::npos) << e.what();
+    EXPECT_NE(e.spelled(cli_flag_of).find("AMD LbrExtV2: use -e lbr"), std::string::npos) << e.what();
   }
 }
 

@@ -1,6 +1,7 @@
 // Ring-buffer sizing against the kernel's locked-memory accounting (perf_mmap: data pages plus
 // the control page per buffer, perf_event_mlock_kb per online CPU, then RLIMIT_MEMLOCK).
 #include "collector/mmap_budget.h"
+#include "collector/cli/cli_spelling.h"
 
 #include <gtest/gtest.h>
 
@@ -64,7 +65,8 @@ TEST(MmapBudget, RequestBeyondTheLimitSaysTheLimitAndHowToRaiseIt) {
     choose_mmap_pages(two_cpus(), 2, 2048);  // 2 x 2049 = 4098 pages > 2306
     FAIL() << "-m 2048 accepted";
   } catch (const BufferSizeError& e) {
-    const std::string m = e.what();
+    const std::string m = e.spelled(cli_flag_of);
+    EXPECT_NE(std::string(e.what()).find("buffer pages 2048"), std::string::npos) << "settings, not flags: " << e.what();
     EXPECT_NE(m.find("-m 2048"), std::string::npos) << m;
     EXPECT_NE(m.find("16392 KiB"), std::string::npos) << m;  // 4098 pages
     EXPECT_NE(m.find("= 9224 KiB"), std::string::npos) << m;  // 2306 pages

@@ -106,6 +106,47 @@ TEST_F(PerfScriptReaderTest, BuildIdMmapPidColumnEventNameAndJunk) {
   EXPECT_EQ(reader->stats().skipped_lines, 1u);
 }
 
+TEST_F(PerfScriptReaderTest, EventNamesGiveOneAttrEachAndBranchTypesAndSpecsAreKept) {
+  auto reader = open_text(
+      "  99/99 cycles:u:  401000 0x401010/0x401000/M/-/-/7/COND/SPEC_WRONG_PATH\n"
+      "  99/99 instructions:u:  401004\n"
+      "  99/99 cycles:u:  401008 0x401020/0x401030/P/X/A/2/IND_CALL/NON_SPEC_CORRECT_PATH 0x1/0x2/-/-/-/0/RET\n");
+  Record record;
+  ASSERT_TRUE(reader->next(record));
+  const auto& first = std::get<SampleRecord>(record);
+  EXPECT_EQ(first.attr_index, 0u);
+  ASSERT_EQ(first.branches.size(), 1u);
+  EXPECT_TRUE(first.branches[0].mispredicted());
+  EXPECT_EQ(first.branches[0].cycles(), 7u);
+  EXPECT_EQ(first.branches[0].type(), 1u);  // PERF_BR_COND
+  EXPECT_EQ(first.branches[0].spec(), 1u);  // PERF_BR_SPEC_WRONG_PATH
+  ASSERT_TRUE(reader->next(record));
+  EXPECT_EQ(std::get<SampleRecord>(record).attr_index, 1u);
+  ASSERT_TRUE(reader->next(record));
+  const auto& third = std::get<SampleRecord>(record);
+  EXPECT_EQ(third.attr_index, 0u);
+  ASSERT_EQ(third.branches.size(), 2u);
+  EXPECT_TRUE(third.branches[0].predicted());
+  EXPECT_TRUE(third.branches[0].in_tx());
+  EXPECT_TRUE(third.branches[0].abort());
+  EXPECT_EQ(third.branches[0].type(), 5u);  // PERF_BR_IND_CALL
+  EXPECT_EQ(third.branches[0].spec(), 2u);  // PERF_BR_NON_SPEC_CORRECT_PATH
+  EXPECT_EQ(third.branches[1].type(), 6u);  // PERF_BR_RET
+  EXPECT_EQ(third.branches[1].spec(), 0u);
+  EXPECT_FALSE(reader->next(record));
+  ASSERT_EQ(reader->session().attrs.size(), 2u);
+  EXPECT_EQ(reader->session().attrs[0].name, "cycles:u");
+  EXPECT_EQ(reader->session().attrs[1].name, "instructions:u");
+}
+
+TEST_F(PerfScriptReaderTest, WithoutEventNamesTheOneAttrIsNamedPerfScript) {
+  auto reader = open_text("  401000\n");
+  Record record;
+  ASSERT_TRUE(reader->next(record));
+  ASSERT_EQ(reader->session().attrs.size(), 1u);
+  EXPECT_EQ(reader->session().attrs[0].name, "perf-script");
+}
+
 TEST_F(PerfScriptReaderTest, MissingFileIsAnOpenError) {
   EXPECT_THROW(PerfScriptReader::open("/nonexistent/perf.script"), OpenError);
 }

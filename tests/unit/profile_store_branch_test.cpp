@@ -52,12 +52,12 @@ BinaryProfileSnapshot ip_snapshot(uint64_t count) {
 }
 
 // What the branch files would be made of: the cumulative counts, as text a test can check.
-std::vector<std::pair<std::string, std::string>> render(const CumulativeSamples& c) {
-  std::vector<std::pair<std::string, std::string>> files;
+RenderedProfiles render(const ImageCounts& c) {
+  RenderedProfiles r;
   if (c.branches) {
-    files.emplace_back("bolt.fdata", "stacks " + std::to_string(c.branches->stacks) + "\n");
+    r.files.emplace_back("bolt.fdata", "stacks " + std::to_string(c.branches->stacks) + "\n");
   }
-  return files;
+  return r;
 }
 
 TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
@@ -75,7 +75,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     b.stacks = 4;
     b.bolt.add_branch(TakenBranch{0x1010, 0x1020, false, false}, 4, 1);
     s.branches = &b;
-    s.render_extra = render;
+    s.render = render;
     store.write_binary(s);
     EXPECT_TRUE(store.take_warnings().empty());
   }
@@ -91,7 +91,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
   {
     ProfileStore store(dir.path.string());
     BinaryProfileSnapshot s = ip_snapshot(2);
-    s.render_extra = render;
+    s.render = render;
     store.write_binary(s);
   }
   EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 4\n");
@@ -108,7 +108,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     b.stacks = 6;
     b.bolt.add_branch(TakenBranch{0x1010, 0x1020, false, false}, 6, 0);
     s.branches = &b;
-    s.render_extra = render;
+    s.render = render;
     store.write_binary(s);
   }
   EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 10\n");
@@ -128,7 +128,7 @@ TEST(ProfileStoreBranches, DamagedBranchSamplesAreSetAside) {
   BranchSamples b;
   b.stacks = 2;
   s.branches = &b;
-  s.render_extra = render;
+  s.render = render;
   store.write_binary(s);
   auto warnings = store.take_warnings();
   ASSERT_EQ(warnings.size(), 1u);

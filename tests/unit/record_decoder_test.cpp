@@ -1,7 +1,8 @@
 // RecordDecoder on synthetic records: every sample_type field (alone and all together) is
 // stepped over exactly (a record one word short must fail), branch stacks with and without
 // hw_idx and counters, read formats, sample_id_all trailers, attr lookup by id, and records
-// whose counts would run past their end.
+// whose counts would run past their end. Every record decoded here also has its time peeked
+// (RecordDecoder::peek_time), which must agree with the decoded one.
 #include "collector/record_decoder.h"
 
 #include <gtest/gtest.h>
@@ -41,7 +42,11 @@ struct Session {
   Record decode(const std::vector<uint8_t>& bytes) {
     kept.push_back(bytes);
     Record out;
-    decoder.decode(raw_of(kept.back()), out);
+    const RawRecord raw = raw_of(kept.back());
+    decoder.decode(raw, out);
+    // Time ordering reads the time without decoding: it must be the decoded one, for every
+    // layout this file tries.
+    EXPECT_EQ(decoder.peek_time(raw), RecordDecoder::time_of(out));
     return out;
   }
   PerfSessionState state;

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <random>
 
-#include "collector/record.h"
+#include "record/record.h"
 
 namespace profcollect {
 namespace {

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <variant>
 
-#include "mapper/build_id.h"
+#include "record/build_id.h"
 
 namespace profcollect {
 

@@ -1,4 +1,4 @@
-#include "mapper/build_id.h"
+#include "record/build_id.h"
 
 #include <algorithm>
 

@@ -17,13 +17,14 @@ enum class SampleOutcome : uint8_t {
   NotExecutable,    // mapped from the binary, but outside its executable segments
   NoSymbol,         // in the binary's executable segments, but in no function symbol
   BuildIdMismatch,  // a file of the binary's name with another build-id
+  UnreadableBinary, // a selected binary whose file could not be opened or is not ELF
 };
-inline constexpr size_t kSampleOutcomeCount = 8;
+inline constexpr size_t kSampleOutcomeCount = 9;
 
 constexpr std::string_view outcome_name(SampleOutcome o) {
   constexpr std::array<std::string_view, kSampleOutcomeCount> kNames = {
       "mapped",     "other_binary",   "kernel",    "anon_or_jit",
-      "no_mapping", "not_executable", "no_symbol", "build_id_mismatch"};
+      "no_mapping", "not_executable", "no_symbol", "build_id_mismatch", "unreadable_binary"};
   return kNames[static_cast<size_t>(o)];
 }
 

@@ -1,0 +1,19 @@
+#include "collector/cli/cli_spelling.h"
+
+#include "collector/setting_error.h"
+
+namespace profcollect {
+
+std::string cli_flag_of(std::string_view setting) {
+  if (setting == "event") return "-e";
+  if (setting == "frequency") return "-F";
+  if (setting == "period") return "-c";
+  if (setting == "branch_any") return "-b";
+  if (setting == "branch_filter") return "-j";
+  if (setting == "mmap_pages") return "-m";
+  return {};
+}
+
+std::string in_cli_terms(std::string_view message) { return spell_settings(message, cli_flag_of); }
+
+}  // namespace profcollect

@@ -1,0 +1,201 @@
+#include "collector/collection_session.h"
+
+#include <limits.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "collector/perf_engine.h"
+#include "output/fdata_writer.h"
+#include "output/function_profile.h"
+#include "output/profile_store.h"
+
+namespace profcollect {
+
+namespace {
+
+uint64_t clock_ns(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+std::string realpath_or(const std::string& p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? std::string(buf) : p;
+}
+
+bool looks_like_build_id(const std::string& s) {
+  if (s.size() < 16 || s.size() > 40 || s.size() % 2) return false;
+  return s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+}
+
+BinarySelection make_selection(const SessionSettings& s) {
+  BinarySelection sel;
+  for (const auto& b : s.binaries) {
+    if (looks_like_build_id(b) && !std::filesystem::exists(b)) {
+      sel.build_ids.push_back(*BuildId::from_hex(b));
+    } else {
+      sel.paths.push_back(realpath_or(b));
+      if (sel.paths.back() != b) sel.paths.push_back(b);
+    }
+  }
+  if (!s.binaries.empty()) return sel;
+  switch (s.target.kind) {
+    case TargetKind::SystemWide:
+      sel.all = true;
+      break;
+    case TargetKind::Command:
+      sel.paths.push_back(s.command_path);
+      break;
+    case TargetKind::Processes:
+      for (pid_t pid : s.target.pids) {
+        char buf[PATH_MAX];
+        std::string link = "/proc/" + std::to_string(pid) + "/exe";
+        ssize_t n = readlink(link.c_str(), buf, sizeof buf - 1);
+        if (n > 0) sel.paths.emplace_back(buf, static_cast<size_t>(n));
+      }
+      break;
+  }
+  return sel;
+}
+
+}  // namespace
+
+CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& logger,
+                                     std::unique_ptr<CollectionEngine> engine)
+    : settings_(std::move(settings)), logger_(logger), engine_(std::move(engine)) {
+  SelectionContext ctx = SelectionContext::of_this_process();
+  EventOptions eo;
+  eo.event = parse_event_request(settings_.event, settings_.branch_any, settings_.branch_filter);
+  eo.frequency_hz = settings_.frequency;
+  eo.period = settings_.period;
+  selection_ = select_event(eo, ctx);
+
+  store_ = std::make_unique<ProfileStore>(settings_.output_dir);  // an unwritable directory fails before anything runs
+  selector_ = std::make_unique<MappedImageSelector>(make_selection(settings_), ImageLoadOptions{settings_.debug_dirs});
+  if (!engine_) {
+    engine_ = std::make_unique<PerfEngine>(selection_, PerfEngineOptions{settings_.target, settings_.mmap_pages});
+  }
+  PipelineOptions po;
+  if (auto offset = engine_->time_to_epoch()) {
+    po.sample_times = true;
+    po.time_to_epoch = *offset;
+  }
+  pipeline_ = std::make_unique<SamplePipeline>(*selector_, po);
+  render_.formats = {ProfileFormat::Bolt, ProfileFormat::Preagg, ProfileFormat::Autofdo};
+  if (settings_.unsymbolized) render_.formats.push_back(ProfileFormat::Unsymbolized);
+  start_ns_ = clock_ns(CLOCK_REALTIME);
+
+  logger_.note(selection_.engine_note);
+  if (!selection_.kernel_note.empty()) logger_.note(selection_.kernel_note);
+  if (!selection_.rate_note.empty()) logger_.note(selection_.rate_note);
+  for (const auto& n : engine_->notes()) logger_.note(n);
+}
+
+CollectionSession::~CollectionSession() = default;
+
+void CollectionSession::start() { engine_->start(); }
+
+std::vector<int> CollectionSession::descriptors() const { return engine_->descriptors(); }
+
+bool CollectionSession::targets_alive() const { return engine_->targets_alive(); }
+
+void CollectionSession::drain() {
+  if (!stopped_) engine_->drain(*pipeline_);
+}
+
+nlohmann::ordered_json CollectionSession::status() const {
+  const EngineCounters c = engine_->counters();
+  const PipelineCounts& counts = pipeline_->counts();
+  nlohmann::ordered_json j;
+  j["event"] = selection_.name;
+  if (selection_.rate.by_frequency) {
+    j["frequency_hz"] = selection_.rate.value;
+  } else {
+    j["period"] = selection_.rate.value;
+  }
+  j["samples"] = counts.samples;
+  if (records_branch_stack(selection_.engine)) j["branch_stacks"] = counts.branch_stacks;
+  j["lost"] = c.lost_samples;
+  j["lost_records"] = c.lost_records;
+  j["throttled"] = c.throttles;
+  j["malformed_records"] = c.malformed;
+  j["corrupt_buffers"] = c.corrupt_buffers;
+  j["mapped"] = counts.outcomes[SampleOutcome::Mapped];
+  nlohmann::ordered_json unmapped = nlohmann::ordered_json::object();
+  for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
+    auto o = static_cast<SampleOutcome>(i);
+    if (o == SampleOutcome::NoSymbol) continue;  // decided per function when writing
+    unmapped[std::string(outcome_name(o))] = counts.outcomes[o];
+  }
+  j["unmapped"] = unmapped;
+  j["binaries"] = pipeline_->profiled_slots().size();
+  j["start_ns"] = start_ns_;
+  j["end_ns"] = clock_ns(CLOCK_REALTIME);
+  return j;
+}
+
+bool CollectionSession::flush() {
+  bool ok = true;
+  try {
+    // The events that gave samples, as convert names them in a BOLT profile's header.
+    std::vector<std::string> events;
+    const std::vector<std::string> names = engine_->event_names();
+    const std::vector<uint64_t>& per_attr = pipeline_->counts().per_attr;
+    for (size_t i = 0; i < per_attr.size() && i < names.size(); ++i) {
+      if (per_attr[i]) events.push_back(names[i]);
+    }
+    if (events.empty()) events.push_back(selection_.name);
+    for (int32_t slot : pipeline_->profiled_slots()) {
+      const ImageProfile& profile = *pipeline_->profile(slot);
+      if (profile.samples() == 0 && !profile.has_branch_stacks()) continue;
+      const LoadedImage& image = *pipeline_->image(slot);
+      BinaryProfileSnapshot s;
+      s.identity = image.identity();
+      s.fdata = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
+      s.samples = profile.samples();
+      s.first_sample_ns = profile.first_ns();
+      s.last_sample_ns = profile.last_ns();
+      s.event = events.front();
+      s.events = events;
+      s.ips = profile.ips();
+      BranchSamples branches;
+      if (profile.has_branch_stacks()) {
+        branches = profile.branch_samples();
+        s.branches = &branches;
+      }
+      s.render = [&](const ImageCounts& counts) { return render_profiles(image, counts, render_); };
+      store_->write_binary(s);
+    }
+    store_->write_collection(status());
+    // Everything is on disk: images no process maps any more are released (a long run's state
+    // stays bounded); their counts are read back from their directory if they come back.
+    for (const BinaryIdentity& id : pipeline_->release_unmapped()) store_->forget(id);
+  } catch (const std::exception& e) {
+    // Keep everything in memory: the next flush writes it all.
+    ok = false;
+    logger_.error(std::string("flush failed: ") + e.what() +
+                  (stopped_ ? "" : " (the profiles in memory are kept; retrying at the next flush)"));
+  }
+  for (const auto& w : pipeline_->take_warnings()) logger_.warning(w);
+  for (const auto& w : store_->take_warnings()) logger_.warning(w);
+  return ok;
+}
+
+bool CollectionSession::stop() {
+  if (stopped_) return true;
+  stopped_ = true;
+  engine_->finish(*pipeline_);
+  const bool ok = flush();
+  const EngineCounters c = engine_->counters();
+  logger_.note(std::to_string(pipeline_->counts().samples) + " samples, " +
+               std::to_string(pipeline_->counts().outcomes[SampleOutcome::Mapped]) + " in " +
+               std::to_string(pipeline_->profiled_slots().size()) + " profiled binaries, " +
+               std::to_string(c.lost_samples) + " lost; profiles in " +
+               settings_.output_dir);
+  return ok;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,98 @@
+// A live collection as a library: perf events and their ring buffers (the engine), the one
+// sample pipeline, and the profile store it flushes into. It owns no event loop, no signals
+// and no terminal: its owner (the CLI, the daemon) waits on descriptors() and calls drain()
+// when one is readable and at least every poll interval, flush() every flush interval, and
+// stop() at the end; status() gives the numbers a status request or collection.json shows.
+// What the session has to say goes to a SessionLogger. Errors speak of settings (event,
+// period, binaries), not of command-line flags.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "collector/collection_engine.h"
+#include "collector/collection_target.h"
+#include "collector/event_selection.h"
+#include "collector/mapped_image_selector.h"
+#include "collector/sample_pipeline.h"
+#include "output/profile_renderer.h"
+
+namespace profcollect {
+
+class ProfileStore;
+
+struct SessionSettings {
+  CollectionTarget target;      // Command: the pid of a child that has not exec'd yet
+  std::string command_path;     // Command: the program it will exec
+  std::string event = "auto";   // auto, lbr, brs, cycles, cpu-clock, rHEX[:mods]
+  bool branch_any = false;      // ask every taken branch (a branch stack)
+  std::string branch_filter;    // any[,u][,k]
+  std::optional<uint64_t> frequency;
+  std::optional<uint64_t> period;
+  std::optional<uint64_t> mmap_pages;
+  std::string output_dir = "profcollect.out";
+  std::vector<std::string> binaries;  // paths or build-ids; empty: the target's own
+  std::vector<std::string> debug_dirs;
+  bool unsymbolized = false;          // also write autofdo.unsym per binary
+};
+
+class SessionLogger {
+ public:
+  virtual ~SessionLogger() = default;
+  virtual void note(const std::string& message) = 0;
+  virtual void warning(const std::string& message) = 0;
+  virtual void error(const std::string& message) = 0;
+};
+
+class CollectionSession {
+ public:
+  // Chooses the event, creates the output directory and opens the engine: the perf_event engine
+  // for the settings' event and target, disabled (a Command target's start with its exec), or
+  // the engine given. Throws EventSelectionError, PerfEventError, OutputError.
+  CollectionSession(SessionSettings settings, SessionLogger& logger,
+                    std::unique_ptr<CollectionEngine> engine = nullptr);
+  ~CollectionSession();
+
+  // Starts the engine (for perf events: enables them and reads the existing processes of a
+  // Processes or SystemWide target).
+  void start();
+  // The descriptors to wait on for readable data.
+  std::vector<int> descriptors() const;
+  // Reads what the ring buffers hold through the pipeline.
+  void drain();
+  // False once there is nothing left to collect from: every target process has exited (never
+  // system-wide, nor for a command, whose end its owner sees), or a replay has ended.
+  bool targets_alive() const;
+  // Writes every profile and collection.json. False (and said) if writing failed: what is in
+  // memory is kept, and the next flush writes it all.
+  bool flush();
+  // Stops the engine, reads what is left and flushes for the last time.
+  bool stop();
+
+  nlohmann::ordered_json status() const;
+  const EventSelection& event() const { return selection_; }
+  const PipelineCounts& counts() const { return pipeline_->counts(); }
+  size_t profiled_images() const { return pipeline_->profiled_slots().size(); }
+
+ private:
+
+  SessionSettings settings_;
+  SessionLogger& logger_;
+  EventSelection selection_;
+  std::unique_ptr<ProfileStore> store_;
+  std::unique_ptr<MappedImageSelector> selector_;
+  std::unique_ptr<SamplePipeline> pipeline_;
+  std::unique_ptr<CollectionEngine> engine_;
+  RenderRequest render_;
+  uint64_t start_ns_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace profcollect

@@ -1,0 +1,49 @@
+#include "collector/mapped_image_selector.h"
+
+#include <algorithm>
+
+#include "collector/mapped_binary_opener.h"
+
+namespace profcollect {
+
+bool BinarySelection::selects(const Dso& dso) const {
+  if (all) return true;
+  for (const auto& p : paths) {
+    if (dso.path == p) return true;
+  }
+  if (!dso.build_id.empty()) {
+    for (const auto& id : build_ids) {
+      if (id == dso.build_id) return true;
+    }
+  }
+  return false;
+}
+
+ImageChoice MappedImageSelector::choose(uint32_t pid, const Mapping& mapping, const Dso& dso) {
+  ImageChoice c;
+  const bool selected = selection_.selects(dso);
+  // Mappings read from /proc/PID/maps (processes running before the attach) carry no build-id:
+  // a selection by build-id is then decided by the file's own.
+  const bool ask_file = !selected && dso.build_id.empty() && !selection_.build_ids.empty();
+  if (!selected && !ask_file) return c;
+  OpenResult opened = open_mapped_binary(pid, mapping, dso);
+  if (!opened.elf) {
+    if (!selected) return c;  // cannot tell; not named by path
+    c.verdict = opened.problem == OpenProblem::BuildIdMismatch ? ImageChoice::Verdict::BuildIdMismatch
+                                                                : ImageChoice::Verdict::Unreadable;
+    c.why = opened.why;
+    return c;
+  }
+  if (!selected) {
+    const BuildId& id = opened.identity.build_id;
+    if (id.empty() || std::find(selection_.build_ids.begin(), selection_.build_ids.end(), id) ==
+                          selection_.build_ids.end()) {
+      return c;
+    }
+  }
+  c.verdict = ImageChoice::Verdict::Selected;
+  c.image = std::make_shared<LoadedImage>(std::move(opened.elf), std::move(opened.identity), load_options_);
+  return c;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,98 @@
+#include "collector/perf_engine.h"
+
+#include <time.h>
+
+#include "collector/live_record_source.h"
+#include "collector/mmap_budget.h"
+#include "collector/online_cpus.h"
+#include "collector/perf_event_set.h"
+#include "collector/perf_permissions.h"
+
+namespace profcollect {
+
+namespace {
+
+uint64_t clock_ns(clockid_t id) {
+  timespec ts;
+  clock_gettime(id, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
+}
+
+}  // namespace
+
+PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
+    : options_(std::move(options)), event_name_(selection.name) {
+  PerfPermissions permissions = PerfPermissions::of_this_process();
+  perf_event_attr attr = make_sampling_attr(selection, options_.target.kind);
+  // Sample times on CLOCK_MONOTONIC, so they convert to wall-clock time.
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  EventSetOptions so;
+  so.event_name = selection.name;
+  LockBudget budget = LockBudget::of_this_process(permissions);
+  so.mmap_pages = choose_mmap_pages(budget, static_cast<uint32_t>(online_cpus().size()), options_.mmap_pages);
+  events_ = std::make_unique<PerfEventSet>(attr, options_.target, so, permissions);
+  source_ = std::make_unique<LiveRecordSource>(*events_, selection.name);
+  time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+}
+
+PerfEngine::~PerfEngine() = default;
+
+void PerfEngine::start() {
+  if (options_.target.kind == TargetKind::Command) return;  // enable_on_exec starts the events
+  events_->enable();
+  if (options_.target.kind == TargetKind::SystemWide) {
+    source_->add_all_existing_processes();
+  } else {
+    for (pid_t p : options_.target.pids) source_->add_existing_process(p);
+  }
+}
+
+std::vector<int> PerfEngine::descriptors() const { return source_->pollable_fds(); }
+
+bool PerfEngine::targets_alive() const {
+  return options_.target.kind != TargetKind::Processes || events_->live_event_count() > 0;
+}
+
+void PerfEngine::drain(SamplePipeline& pipeline) {
+  source_->drain();
+  Record r;
+  while (source_->next(r)) pipeline.consume(r);
+  resync_after_loss();
+}
+
+void PerfEngine::finish(SamplePipeline& pipeline) {
+  events_->disable();
+  source_->drain();
+  source_->finish();
+  Record r;
+  while (source_->next(r)) pipeline.consume(r);
+}
+
+void PerfEngine::resync_after_loss() {
+  // A ring-buffer overrun may have taken MMAP2 records with it, and then every later sample of
+  // that mapping would count as unmapped. The target processes' mappings are read again from
+  // /proc (at most once a second); what is already known is simply replaced.
+  uint64_t lost = source_->counters().lost_records;
+  if (lost == lost_records_seen_ || options_.target.kind == TargetKind::SystemWide) return;
+  auto now = std::chrono::steady_clock::now();
+  if (now - last_resync_ < std::chrono::seconds(1)) return;
+  lost_records_seen_ = lost;
+  last_resync_ = now;
+  for (pid_t p : options_.target.pids) source_->add_existing_process(p);
+}
+
+EngineCounters PerfEngine::counters() const {
+  const LiveCounters& c = source_->counters();
+  EngineCounters e;
+  e.lost_samples = c.lost_samples + c.dropped_samples;
+  e.lost_records = c.lost_records;
+  e.throttles = c.throttles;
+  e.malformed = c.malformed;
+  e.corrupt_buffers = c.corrupt_heads;
+  return e;
+}
+
+std::vector<std::string> PerfEngine::notes() const { return events_->notes(); }
+
+}  // namespace profcollect

@@ -1,0 +1,32 @@
+// What kind of image a mapped file is, decided once from what the records say about it. Every
+// part of the pipeline asks this instead of testing path strings, and each kind has its own way
+// of turning a runtime address into an address in the image (mapper/image_resolver.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mapper/process_table.h"
+
+namespace profcollect {
+
+enum class ImageKind : uint8_t {
+  UserFile,      // an ELF file mapped by a process: the exec-segment rule applies
+  Kernel,        // the kernel image ([kernel.kallsyms], [guest.kernel.kallsyms])
+  KernelModule,  // a kernel module (ET_REL, no PT_LOAD), mapped by the kernel's own records
+  Anonymous,     // anonymous memory, JIT code, heap, stack, memfd, SysV shm, perf-PID.map
+  Special,       // other kernel-provided user mappings: [vdso], [vsyscall], [uprobes]
+};
+
+// Anonymous memory or JIT code, by the names perf and the kernel give it.
+bool is_anonymous_path(std::string_view path);
+
+ImageKind classify_image(const Dso& dso);
+
+std::string_view image_kind_name(ImageKind kind);
+
+// perf script's dso column for a mapped file: "[kernel.kallsyms]", "[module]", "[vdso]", a path.
+std::string dso_display_name(const Dso& dso);
+
+}  // namespace profcollect

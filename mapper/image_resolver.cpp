@@ -1,0 +1,174 @@
+#include "mapper/image_resolver.h"
+
+#include <algorithm>
+
+namespace profcollect {
+
+int32_t ImageResolver::slot_of(const ImageChoice& choice, uint32_t pid, const Mapping& m) {
+  if (!choice.provisional) {
+    // Several mapped files may be one image (another path to the same file, a record with and
+    // without build-id): they share its slot.
+    const std::string key = choice.image->identity().directory_name();
+    for (size_t i = 0; i < slots_.size(); ++i) {
+      if (slots_[i].image && !slots_[i].provisional && slots_[i].image->identity().directory_name() == key) {
+        return static_cast<int32_t>(i);
+      }
+    }
+  }
+  // A released slot is reused, so that a long run with ever new images stays bounded.
+  size_t free_slot = slots_.size();
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].image && !slots_[i].provisional) {
+      free_slot = i;
+      break;
+    }
+  }
+  Slot s;
+  s.image = choice.image;
+  s.provisional = choice.provisional;
+  s.pid = pid;
+  s.dso = m.dso;
+  s.mapping = m;
+  if (free_slot == slots_.size()) {
+    slots_.push_back(std::move(s));
+  } else {
+    slots_[free_slot] = std::move(s);
+  }
+  return static_cast<int32_t>(free_slot);
+}
+
+int32_t ImageResolver::apply(const ImageChoice& choice, uint32_t pid, const Mapping& m, const Dso& dso) {
+  switch (choice.verdict) {
+    case ImageChoice::Verdict::NotSelected:
+      return kNotSelected;
+    case ImageChoice::Verdict::Unreadable:
+      warnings_.push_back(dso.path + ": " + choice.why + "; its samples are counted as unreadable_binary");
+      return kUnreadable;
+    case ImageChoice::Verdict::BuildIdMismatch:
+      if (!choice.why.empty()) {
+        warnings_.push_back(dso.path + ": " + choice.why + "; its samples are counted as build_id_mismatch");
+      }
+      return kMismatch;
+    case ImageChoice::Verdict::Selected:
+      return slot_of(choice, pid, m);
+  }
+  return kNotSelected;
+}
+
+int32_t ImageResolver::route(uint32_t pid, const Mapping& m, const Dso& dso) {
+  if (m.dso >= routes_.size()) routes_.resize(m.dso + 1, kUndecided);
+  int32_t& r = routes_[m.dso];
+  if (r != kUndecided) return r;
+  // Only user files have a translation to an image address today; the other kinds are
+  // counted by their outcome.
+  if (classify_image(dso) != ImageKind::UserFile) return r = kNotSelected;
+  return r = apply(selector_.choose(pid, m, dso), pid, m, dso);
+}
+
+ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t pid, uint64_t addr,
+                                       CpuMode mode) {
+  ResolvedAddress out;
+  const Mapping* m = processes.find(pid, addr, mode);
+  if (!m) {
+    out.outcome = (mode == CpuMode::Kernel || mode == CpuMode::GuestKernel) ? SampleOutcome::Kernel
+                                                                          : SampleOutcome::NoMapping;
+    return out;
+  }
+  out.dso = m->dso;
+  const Dso& dso = processes.dso(m->dso);
+  const int32_t r = route(pid, *m, dso);
+  if (r >= 0) {
+    const LoadedImage& image = *slots_[r].image;
+    auto vaddr = m->executable ? image.segments().file_offset_to_vaddr(addr - m->start + m->pgoff)
+                               : std::nullopt;
+    if (!vaddr) {
+      out.outcome = SampleOutcome::NotExecutable;
+      return out;
+    }
+    out.outcome = SampleOutcome::Mapped;
+    out.image = r;
+    out.vaddr = *vaddr;
+    return out;
+  }
+  switch (r) {
+    case kUnreadable:
+      out.outcome = SampleOutcome::UnreadableBinary;
+      return out;
+    case kMismatch:
+      out.outcome = SampleOutcome::BuildIdMismatch;
+      return out;
+    default:
+      break;
+  }
+  switch (classify_image(dso)) {
+    case ImageKind::Kernel:
+    case ImageKind::KernelModule:
+      out.outcome = SampleOutcome::Kernel;
+      break;
+    case ImageKind::Anonymous:
+      out.outcome = SampleOutcome::AnonOrJit;
+      break;
+    case ImageKind::UserFile:
+    case ImageKind::Special:
+      out.outcome = SampleOutcome::OtherBinary;
+      break;
+  }
+  return out;
+}
+
+std::vector<ImageRevision> ImageResolver::reconsider(const ProcessTable& processes) {
+  std::vector<ImageRevision> revisions;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].provisional || !slots_[i].image) continue;
+    const Slot s = slots_[i];
+    ImageChoice choice = selector_.choose(s.pid, s.mapping, processes.dso(s.dso));
+    if (choice.verdict == ImageChoice::Verdict::Selected && choice.provisional) continue;
+    ImageRevision rev;
+    rev.slot = static_cast<int32_t>(i);
+    const int32_t now = apply(choice, s.pid, s.mapping, processes.dso(s.dso));
+    if (now >= 0) {
+      rev.into = now;
+    } else {
+      rev.outcome = now == kUnreadable ? SampleOutcome::UnreadableBinary
+                    : now == kMismatch ? SampleOutcome::BuildIdMismatch
+                                       : SampleOutcome::OtherBinary;
+    }
+    for (int32_t& route : routes_) {
+      if (route == rev.slot) route = now;
+    }
+    slots_[i].image.reset();
+    slots_[i].provisional = false;
+    revisions.push_back(rev);
+  }
+  return revisions;
+}
+
+std::vector<int32_t> ImageResolver::forget(const std::vector<uint32_t>& dso_indices) {
+  for (uint32_t d : dso_indices) {
+    if (d < routes_.size()) routes_[d] = kUndecided;
+  }
+  std::vector<bool> used(slots_.size(), false);
+  for (int32_t r : routes_) {
+    if (r >= 0) used[r] = true;
+  }
+  std::vector<int32_t> released;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!used[i] && slots_[i].image) {
+      slots_[i].image.reset();
+      released.push_back(static_cast<int32_t>(i));
+    }
+  }
+  return released;
+}
+
+std::vector<std::string> ImageResolver::take_warnings() {
+  std::vector<std::string> w;
+  w.swap(warnings_);
+  for (const Slot& s : slots_) {
+    if (!s.image) continue;
+    for (auto& m : s.image->take_warnings()) w.push_back(std::move(m));
+  }
+  return w;
+}
+
+}  // namespace profcollect

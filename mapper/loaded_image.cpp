@@ -1,0 +1,115 @@
+#include "mapper/loaded_image.h"
+
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdio>
+
+namespace profcollect {
+
+namespace {
+
+uint64_t fnv1a(uint64_t h, const void* data, size_t n) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string basename_of(const std::string& p) {
+  std::string b = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
+  // Portable names: no spaces or odd characters from "(deleted)" and the like.
+  for (auto& c : b) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) c = '_';
+  }
+  return b.empty() ? "unnamed" : b;
+}
+
+template <class Options>
+Options search_options(const ImageLoadOptions& o) {
+  Options out;
+  out.debug_dirs.insert(out.debug_dirs.begin(), o.debug_dirs.begin(), o.debug_dirs.end());
+  return out;
+}
+
+}  // namespace
+
+std::string BinaryIdentity::directory_name() const {
+  std::string base = basename_of(path);
+  if (!build_id.empty()) return base + "-" + build_id.to_hex();
+  uint64_t h = 1469598103934665603ull;
+  h = fnv1a(h, path.data(), path.size());
+  h = fnv1a(h, &dev, sizeof dev);
+  h = fnv1a(h, &ino, sizeof ino);
+  h = fnv1a(h, &mtime_ns, sizeof mtime_ns);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return base + "-nobuildid-" + buf;
+}
+
+LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options)
+    : elf_(std::move(elf)),
+      identity_(std::move(identity)),
+      options_(std::move(options)),
+      segments_(elf_->load_segments()) {}
+
+std::shared_ptr<LoadedImage> LoadedImage::open_file(const std::string& path, ImageLoadOptions options) {
+  std::shared_ptr<const ElfBinary> elf = ElfBinary::open(path);
+  BinaryIdentity id;
+  id.path = path;
+  id.build_id = elf->build_id();
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    id.dev = st.st_dev;
+    id.ino = st.st_ino;
+    id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  }
+  return std::make_shared<LoadedImage>(std::move(elf), std::move(id), std::move(options));
+}
+
+const SymbolTable& LoadedImage::symbols() const {
+  if (!symbols_) symbols_.emplace(SymbolTable::load(*elf_, search_options<SymbolSearchOptions>(options_)));
+  return *symbols_;
+}
+
+const AutofdoBinary* LoadedImage::debug() const {
+  if (!debug_tried_) {
+    debug_tried_ = true;
+    try {
+      debug_ = AutofdoBinary::open(elf_, search_options<AutofdoBinaryOptions>(options_));
+    } catch (const std::exception& e) {
+      // AutoFDO needs DWARF; the image still gets its BOLT profile.
+      debug_error_ = e.what();
+      warnings_.push_back("no AutoFDO profile for " + identity_.path + ": " + debug_error_);
+    }
+  }
+  return debug_.get();
+}
+
+const std::string& LoadedImage::debug_error() const {
+  debug();
+  return debug_error_;
+}
+
+BoltBlockMap* LoadedImage::blocks() const {
+  if (!blocks_tried_) {
+    blocks_tried_ = true;
+    try {
+      blocks_ = std::make_unique<BoltBlockMap>(*elf_);
+    } catch (const std::exception& e) {
+      warnings_.push_back(identity_.path + ": no BOLT branch profile (" + e.what() +
+                          "); bolt.fdata holds its IP samples");
+    }
+  }
+  return blocks_.get();
+}
+
+std::vector<std::string> LoadedImage::take_warnings() {
+  std::vector<std::string> w;
+  w.swap(warnings_);
+  return w;
+}
+
+}  // namespace profcollect

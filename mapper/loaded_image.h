@@ -1,0 +1,74 @@
+// One image that gets a profile, opened once: its identity, ELF model and executable segments,
+// and -- loaded the first time something needs them -- its symbols (BOLT names), debug info
+// (AutoFDO) and BOLT's basic blocks (branch fdata). Whatever cannot be loaded is said once, as a
+// warning, and the image goes on without it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mapper/autofdo_binary.h"
+#include "mapper/bolt_block_map.h"
+#include "mapper/elf_binary.h"
+#include "mapper/exec_segment_map.h"
+#include "mapper/symbol_table.h"
+#include "record/build_id.h"
+
+namespace profcollect {
+
+// Which file an image is: two mappings with the same identity share one profile.
+struct BinaryIdentity {
+  std::string path;
+  BuildId build_id;
+  uint64_t dev = 0, ino = 0;
+  int64_t mtime_ns = 0;
+
+  // A stable name of the image: "<basename>-<build-id>", or without a build-id
+  // "<basename>-nobuildid-<16 hex digits>", a hash (FNV-1a) of its path, device, inode and mtime.
+  // Profile directories are named by it.
+  std::string directory_name() const;
+};
+
+struct ImageLoadOptions {
+  // Searched first, in order, for separate debug files; then the system's (/usr/lib/debug).
+  std::vector<std::string> debug_dirs;
+};
+
+class LoadedImage {
+ public:
+  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options = {});
+  // The ELF file at `path`, its identity as given and as stat() sees it. Throws ElfError.
+  static std::shared_ptr<LoadedImage> open_file(const std::string& path, ImageLoadOptions options = {});
+
+  const BinaryIdentity& identity() const { return identity_; }
+  const std::shared_ptr<const ElfBinary>& elf() const { return elf_; }
+  const ExecSegmentMap& segments() const { return segments_; }
+
+  const SymbolTable& symbols() const;
+  // Null when the image has no usable debug info (the reason is a warning, or debug_error()).
+  const AutofdoBinary* debug() const;
+  const std::string& debug_error() const;
+  // Null when the executable code cannot be split into BOLT's blocks.
+  BoltBlockMap* blocks() const;
+
+  // Warnings not yet taken (each said once per image).
+  std::vector<std::string> take_warnings();
+
+ private:
+  std::shared_ptr<const ElfBinary> elf_;
+  BinaryIdentity identity_;
+  ImageLoadOptions options_;
+  ExecSegmentMap segments_;
+  mutable std::optional<SymbolTable> symbols_;
+  mutable std::unique_ptr<AutofdoBinary> debug_;
+  mutable bool debug_tried_ = false;
+  mutable std::string debug_error_;
+  mutable std::unique_ptr<BoltBlockMap> blocks_;
+  mutable bool blocks_tried_ = false;
+  mutable std::vector<std::string> warnings_;
+};
+
+}  // namespace profcollect

@@ -1,0 +1,52 @@
+#include "output/image_profile.h"
+
+#include <algorithm>
+
+namespace profcollect {
+
+void ImageProfile::add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns) {
+  ips_.add(vaddr, count);
+  if (time_ns) {
+    if (first_ns_ == 0 || time_ns < first_ns_) first_ns_ = time_ns;
+    last_ns_ = std::max(last_ns_, time_ns);
+  }
+}
+
+void ImageProfile::prepare_branches() {
+  // The symbol table judges which fall-throughs began outside their function, as perf2bolt does.
+  branches_ = std::make_unique<BranchSamples>(BranchSamples{BranchProfile(&image_->symbols()), {}, 0});
+  if (count_ranges_) {
+    if (const AutofdoBinary* debug = image_->debug()) counter_ = std::make_unique<BranchStackCounter>(debug->instructions());
+  }
+}
+
+void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges,
+                                    uint64_t count) {
+  if (!branches_) prepare_branches();
+  branches_->bolt.add_stack(bolt, count);
+  branches_->stacks += count;
+  if (counter_) counter_->add(ranges, count);
+}
+
+void ImageProfile::merge(const ImageProfile& other) {
+  ips_.merge(other.ips_);
+  if (other.first_ns_ && (first_ns_ == 0 || other.first_ns_ < first_ns_)) first_ns_ = other.first_ns_;
+  last_ns_ = std::max(last_ns_, other.last_ns_);
+  if (other.branches_) {
+    if (!branches_) prepare_branches();
+    // The other's ranges are folded in as counted; ours are still in the counter.
+    branches_->merge(other.branch_samples());
+  }
+}
+
+BranchSamples ImageProfile::branch_samples() const {
+  if (!branches_) return BranchSamples{};
+  BranchSamples out = *branches_;
+  if (counter_) {
+    for (const auto& [range, c] : counter_->profile().ranges) out.ranges.ranges[range] += c;
+    for (const auto& [branch, c] : counter_->profile().branches) out.ranges.branches[branch] += c;
+  }
+  return out;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,52 @@
+// The profile of one image as samples arrive: weighted IP samples per image address, and the
+// branch stacks that touched the image, counted both as BOLT counts them (taken branches and
+// fall-throughs) and as llvm-profgen does (ranges, when the image has debug info). Every add
+// takes a count: a BPF engine delivers counts, a record source delivers ones. Nothing here
+// allocates per sample once the maps hold its keys.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+#include "mapper/loaded_image.h"
+#include "output/branch_profile.h"
+#include "output/branch_samples_file.h"
+#include "output/branch_stack_counter.h"
+#include "output/ip_profile.h"
+
+namespace profcollect {
+
+class ImageProfile {
+ public:
+  // count_ranges: also count branch stacks into llvm-profgen's ranges (needs the image's debug
+  // info, loaded when the first stack arrives).
+  ImageProfile(const LoadedImage& image, bool count_ranges) : image_(&image), count_ranges_(count_ranges) {}
+
+  void add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns);
+  // One stack, newest entry first, with its ends resolved in this image (an end elsewhere is
+  // marked outside), counted `count` times.
+  void add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges, uint64_t count);
+  // Adds another profile of the same image.
+  void merge(const ImageProfile& other);
+
+  const IpProfile& ips() const { return ips_; }
+  uint64_t samples() const { return ips_.total(); }
+  uint64_t first_ns() const { return first_ns_; }  // Unix epoch; 0 when unknown
+  uint64_t last_ns() const { return last_ns_; }
+  bool has_branch_stacks() const { return branches_ != nullptr; }
+  // The branch samples so far, with their ranges; empty without branch stacks.
+  BranchSamples branch_samples() const;
+
+ private:
+  void prepare_branches();
+
+  const LoadedImage* image_;
+  bool count_ranges_;
+  IpProfile ips_;
+  uint64_t first_ns_ = 0, last_ns_ = 0;
+  std::unique_ptr<BranchSamples> branches_;       // made when a stack first touches the image
+  std::unique_ptr<BranchStackCounter> counter_;   // null without debug info
+};
+
+}  // namespace profcollect

@@ -1,0 +1,205 @@
+// SamplePipeline with its selectors, on hand-made records over a real ELF file (this test
+// program): a match by name made before the recording's build-id table arrives (pipe mode) is
+// provisional and is settled by it; a selected file that cannot be opened is counted as
+// unreadable_binary, not as a build-id mismatch; images no process maps any more are released
+// and their Dso indices reused.
+#include <gtest/gtest.h>
+
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "collector/mapped_image_selector.h"
+#include "collector/record_source.h"
+#include "collector/sample_pipeline.h"
+#include "mapper/target_image_selector.h"
+
+namespace profcollect {
+namespace {
+
+std::string self_path() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
+// Records of one process mapping `path`'s first executable segment at kBase.
+struct Recording {
+  static constexpr uint64_t kBase = 0x7f0000000000;
+  std::deque<std::string> names;  // the records' file names point here
+  LoadSegment exec;
+  uint64_t pgoff = 0;
+
+  explicit Recording(const ElfBinary& elf) {
+    for (const LoadSegment& s : elf.load_segments()) {
+      if (s.executable()) {
+        exec = s;
+        break;
+      }
+    }
+    pgoff = exec.offset & ~uint64_t{0xfff};
+  }
+  MmapRecord mmap(uint32_t pid, const std::string& path, BuildId build_id = {}) {
+    names.push_back(path);
+    MmapRecord m;
+    m.pid = m.tid = pid;
+    m.start = kBase;
+    m.len = exec.filesz + (exec.offset - pgoff);
+    m.pgoff = pgoff;
+    m.is_mmap2 = true;
+    m.build_id = build_id;
+    m.filename = names.back();
+    return m;
+  }
+  // A sample at the segment's start + delta, and the vaddr it must resolve to.
+  SampleRecord sample(uint32_t pid, uint64_t delta) const {
+    SampleRecord s;
+    s.pid = s.tid = pid;
+    s.ip = kBase + (exec.offset - pgoff) + delta;
+    s.cpumode = CpuMode::User;
+    return s;
+  }
+  uint64_t vaddr(uint64_t delta) const { return exec.vaddr + delta; }
+};
+
+BuildIdEntry entry(const std::string& path, const BuildId& id) {
+  BuildIdEntry e;
+  e.filename = path;
+  e.build_id = id;
+  return e;
+}
+
+class SamplePipelineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = self_path();
+    ASSERT_FALSE(path_.empty());
+    target_ = LoadedImage::open_file(path_);
+    if (target_->identity().build_id.empty()) GTEST_SKIP() << path_ << " has no build-id";
+  }
+  std::string path_;
+  std::shared_ptr<LoadedImage> target_;
+};
+
+TEST_F(SamplePipelineTest, BuildIdArrivingLastRejectsAFileOfTheSameNameWithAnother) {
+  std::vector<BuildIdEntry> table;  // the recording's build-id table: empty until the end
+  auto lookup = [&table](std::string_view p) -> const BuildId* {
+    for (const auto& e : table) {
+      if (e.filename == p) return &e.build_id;
+    }
+    return nullptr;
+  };
+  TargetImageSelector selector(target_, false, lookup);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  pipeline.consume(rec.mmap(10, path_));
+  pipeline.add_sample(rec.sample(10, 0x10), 3);
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], 3u);
+  EXPECT_TRUE(pipeline.profiled_slots().empty()) << "undecided until the input is complete";
+
+  table.push_back(entry(path_, *BuildId::from_hex("00112233445566778899aabbccddeeff00112233")));
+  pipeline.settle();
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], 0u);
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::BuildIdMismatch], 3u);
+  EXPECT_TRUE(pipeline.profiled_slots().empty());
+}
+
+TEST_F(SamplePipelineTest, BuildIdArrivingLastConfirmsTheBinaryAndKeepsItsSamples) {
+  std::vector<BuildIdEntry> table;
+  auto lookup = [&table](std::string_view p) -> const BuildId* {
+    for (const auto& e : table) {
+      if (e.filename == p) return &e.build_id;
+    }
+    return nullptr;
+  };
+  TargetImageSelector selector(target_, false, lookup);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  pipeline.consume(rec.mmap(10, path_));
+  pipeline.add_sample(rec.sample(10, 0x10), 2);
+  pipeline.add_sample(rec.sample(10, 0x20));
+  table.push_back(entry(path_, target_->identity().build_id));
+  pipeline.settle();
+  ASSERT_EQ(pipeline.profiled_slots().size(), 1u);
+  const ImageProfile& p = *pipeline.profile(pipeline.profiled_slots().front());
+  EXPECT_EQ(p.samples(), 3u);
+  EXPECT_EQ(p.ips().counts().at(rec.vaddr(0x10)), 2u);
+  EXPECT_EQ(p.ips().counts().at(rec.vaddr(0x20)), 1u);
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], 3u);
+}
+
+TEST_F(SamplePipelineTest, AMatchByBuildIdIsFinalAtOnce) {
+  TargetImageSelector selector(target_, false, nullptr);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  pipeline.consume(rec.mmap(10, "/elsewhere/renamed", target_->identity().build_id));
+  pipeline.add_sample(rec.sample(10, 0x10));
+  EXPECT_EQ(pipeline.profiled_slots().size(), 1u);
+}
+
+TEST_F(SamplePipelineTest, AnUnreadableSelectedFileIsNotABuildIdMismatch) {
+  const std::string not_elf = ::testing::TempDir() + "/profcollect-not-elf";
+  std::ofstream(not_elf) << "not an ELF file\n";
+  BinarySelection all;
+  all.all = true;
+  MappedImageSelector selector(all);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  const BuildId other = *BuildId::from_hex("00112233445566778899aabbccddeeff00112233");
+  pipeline.consume(rec.mmap(4000001, "/nonexistent/profcollect-gone"));
+  pipeline.add_sample(rec.sample(4000001, 0x10));
+  pipeline.consume(rec.mmap(4000002, not_elf));
+  pipeline.add_sample(rec.sample(4000002, 0x10));
+  pipeline.consume(rec.mmap(4000003, path_, other));
+  pipeline.add_sample(rec.sample(4000003, 0x10));
+  pipeline.consume(rec.mmap(4000004, path_, target_->identity().build_id));
+  pipeline.add_sample(rec.sample(4000004, 0x10));
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::UnreadableBinary], 2u);
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::BuildIdMismatch], 1u);
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], 1u);
+  const auto warnings = pipeline.take_warnings();
+  EXPECT_EQ(warnings.size(), 3u);
+  std::remove(not_elf.c_str());
+}
+
+TEST_F(SamplePipelineTest, ImagesNoProcessMapsAreReleasedAndTheirIndicesReused) {
+  BinarySelection all;
+  all.all = true;
+  MappedImageSelector selector(all);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  pipeline.consume(rec.mmap(4000001, path_, target_->identity().build_id));
+  pipeline.add_sample(rec.sample(4000001, 0x10));
+  EXPECT_TRUE(pipeline.release_unmapped().empty()) << "still mapped";
+  ASSERT_EQ(pipeline.profiled_slots().size(), 1u);
+  TaskRecord exit;
+  exit.is_exit = true;
+  exit.pid = exit.tid = 4000001;
+  pipeline.consume(exit);
+  const auto released = pipeline.release_unmapped();
+  ASSERT_EQ(released.size(), 1u);
+  EXPECT_EQ(released.front().build_id, target_->identity().build_id);
+  EXPECT_TRUE(pipeline.profiled_slots().empty());
+  EXPECT_EQ(pipeline.processes().live_dso_count(), 0u);
+
+  // Another process maps it again: a new image, a reused Dso index and slot, counts from zero.
+  for (uint32_t pid = 4000002; pid < 4000010; ++pid) {
+    pipeline.consume(rec.mmap(pid, path_, target_->identity().build_id));
+    pipeline.add_sample(rec.sample(pid, 0x10));
+    TaskRecord e;
+    e.is_exit = true;
+    e.pid = e.tid = pid;
+    pipeline.consume(e);
+    EXPECT_EQ(pipeline.release_unmapped().size(), 1u);
+  }
+  EXPECT_EQ(pipeline.processes().dsos().size(), 1u) << "indices are reused";
+  EXPECT_EQ(pipeline.slot_count(), 1u) << "slots are reused";
+}
+
+}  // namespace
+}  // namespace profcollect
