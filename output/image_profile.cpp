@@ -40,7 +40,7 @@ void ImageProfile::merge(const ImageProfile& other) {
 }
 
 BranchSamples ImageProfile::branch_samples() const {
-  if (!branches_) return BranchSamples{};
+  if (!branches_) return BranchSamples{BranchProfile(nullptr), {}, 0};
   BranchSamples out = *branches_;
   if (counter_) {
     for (const auto& [range, c] : counter_->profile().ranges) out.ranges.ranges[range] += c;
