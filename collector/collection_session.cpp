@@ -1,6 +1,7 @@
 #include "collector/collection_session.h"
 
 #include <limits.h>
+#include <malloc.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,7 +173,11 @@ bool CollectionSession::flush() {
     store_->write_collection(status());
     // Everything is on disk: images no process maps any more are released (a long run's state
     // stays bounded); their counts are read back from their directory if they come back.
-    for (const BinaryIdentity& id : pipeline_->release_unmapped()) store_->forget(id);
+    const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
+    for (const BinaryIdentity& id : released) store_->forget(id);
+    // Images are many small allocations made and freed together; give the freed pages back, or
+    // a run that meets new images all the time keeps the high-water mark of every interval.
+    if (!released.empty()) malloc_trim(0);
   } catch (const std::exception& e) {
     // Keep everything in memory: the next flush writes it all.
     ok = false;

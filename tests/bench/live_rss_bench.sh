@@ -7,8 +7,9 @@
 #   BENCH_SECONDS=N    length of the run (default 600); the first 60 s are the warm-up
 #
 # `profcollect -a` collects every process, flushing every 10 s, while a workload keeps
-# starting short-lived processes, each mapping a shared library freshly built for it (its own
-# file, inode and build-id: a new image every time, which no process maps once it exits).
+# starting short-lived processes, each mapping a shared library freshly linked for it (its own
+# file, inode and build-id: a new image every time, which no process maps once it exits; kept
+# on disk for the next 50 processes, so that it can still be opened when its records are read).
 # profcollect's VmRSS is read every second. Growth = (largest RSS after the warm-up - RSS at
 # the end of the warm-up) / RSS at the end of the warm-up; it must stay under 5%: an image no
 # process maps any more is released once its profile is flushed.
@@ -54,21 +55,23 @@ int main(int argc, char** argv) {
 C
 cat >lib.c <<'C'
 unsigned work(unsigned n) {
-  volatile unsigned x = SEED;
+  volatile unsigned x = 1;
   for (unsigned i = 0; i < n; ++i) x = x * 1664525u + 1013904223u;
   return x;
 }
 C
 gcc -O2 -o main main.c -ldl
+gcc -O2 -g -fPIC -c -o lib.o lib.c
 
-# The workload: a fresh library per process, removed once the process is gone.
+# The workload: every process maps a library linked for it, with a build-id of its own (a new
+# image), kept on disk for a while after the process exits, as a build tree keeps its outputs.
 (
     i=0
     while :; do
         i=$((i + 1))
-        gcc -O2 -g -shared -fPIC -DSEED="$i" -o "lib$i.so" lib.c
+        ld -shared --build-id=0x"$(printf '%040x' "$i")" -o "lib$i.so" lib.o
         ./main "$work/lib$i.so" || true
-        rm -f "lib$i.so"
+        rm -f "lib$((i - 50)).so"
     done
 ) >/dev/null 2>&1 &
 loop=$!
