@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "collector/clock_time.h"
 #include "collector/perf_engine.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
@@ -15,12 +16,6 @@
 namespace profcollect {
 
 namespace {
-
-uint64_t clock_ns(clockid_t id) {
-  timespec ts;
-  clock_gettime(id, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
 
 std::string realpath_or(const std::string& p) {
   char buf[PATH_MAX];

@@ -1,3 +1,4 @@
+#include "collector/clock_time.h"
 #include "collector/perf_engine.h"
 
 #include <time.h>
@@ -9,16 +10,6 @@
 #include "collector/perf_permissions.h"
 
 namespace profcollect {
-
-namespace {
-
-uint64_t clock_ns(clockid_t id) {
-  timespec ts;
-  clock_gettime(id, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
-}  // namespace
 
 PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
     : options_(std::move(options)), event_name_(selection.name) {

@@ -74,6 +74,16 @@ BuildIdEntry entry(const std::string& path, const BuildId& id) {
   return e;
 }
 
+// A build-id lookup over `table` as it stands when asked (it may grow later, as in pipe mode).
+BinaryMatcher::BuildIdLookup lookup_in(const std::vector<BuildIdEntry>& table) {
+  return [&table](std::string_view p) -> const BuildId* {
+    for (const auto& e : table) {
+      if (e.filename == p) return &e.build_id;
+    }
+    return nullptr;
+  };
+}
+
 class SamplePipelineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -88,12 +98,7 @@ class SamplePipelineTest : public ::testing::Test {
 
 TEST_F(SamplePipelineTest, BuildIdArrivingLastRejectsAFileOfTheSameNameWithAnother) {
   std::vector<BuildIdEntry> table;  // the recording's build-id table: empty until the end
-  auto lookup = [&table](std::string_view p) -> const BuildId* {
-    for (const auto& e : table) {
-      if (e.filename == p) return &e.build_id;
-    }
-    return nullptr;
-  };
+  auto lookup = lookup_in(table);
   TargetImageSelector selector(target_, false, lookup);
   SamplePipeline pipeline(selector, PipelineOptions{});
   Recording rec(*target_->elf());
@@ -111,12 +116,7 @@ TEST_F(SamplePipelineTest, BuildIdArrivingLastRejectsAFileOfTheSameNameWithAnoth
 
 TEST_F(SamplePipelineTest, BuildIdArrivingLastConfirmsTheBinaryAndKeepsItsSamples) {
   std::vector<BuildIdEntry> table;
-  auto lookup = [&table](std::string_view p) -> const BuildId* {
-    for (const auto& e : table) {
-      if (e.filename == p) return &e.build_id;
-    }
-    return nullptr;
-  };
+  auto lookup = lookup_in(table);
   TargetImageSelector selector(target_, false, lookup);
   SamplePipeline pipeline(selector, PipelineOptions{});
   Recording rec(*target_->elf());
