@@ -2,9 +2,12 @@
 
 #include <limits.h>
 #include <malloc.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "collector/clock_time.h"
@@ -27,12 +30,25 @@ bool looks_like_build_id(const std::string& s) {
   return s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
 }
 
+bool names_build_id(const std::string& b) { return looks_like_build_id(b) && !std::filesystem::exists(b); }
+
+// A binary named by path must be a regular file now: that can be known before anything runs.
+// (Whether it is ever mapped is known only at the end.)
+void check_named_binary(const std::string& b) {
+  struct stat st {};
+  if (::stat(b.c_str(), &st) != 0) {
+    throw SettingError("{binaries}: " + b + ": " + std::strerror(errno) + " (name an existing file or a build-id)");
+  }
+  if (!S_ISREG(st.st_mode)) throw SettingError("{binaries}: " + b + ": not a regular file");
+}
+
 BinarySelection make_selection(const SessionSettings& s) {
   BinarySelection sel;
   for (const auto& b : s.binaries) {
-    if (looks_like_build_id(b) && !std::filesystem::exists(b)) {
+    if (names_build_id(b)) {
       sel.build_ids.push_back(*BuildId::from_hex(b));
     } else {
+      check_named_binary(b);
       sel.paths.push_back(realpath_or(b));
       if (sel.paths.back() != b) sel.paths.push_back(b);
     }
@@ -189,6 +205,11 @@ bool CollectionSession::stop() {
   stopped_ = true;
   engine_->finish(*pipeline_);
   const bool ok = flush();
+  for (const std::string& b : settings_.binaries) {
+    const bool matched = names_build_id(b) ? selector_->matched_build_id(*BuildId::from_hex(b))
+                                           : selector_->matched_path(realpath_or(b)) || selector_->matched_path(b);
+    if (!matched) logger_.warning("{binaries} " + b + " was not mapped by any profiled process: no profile for it");
+  }
   const EngineCounters c = engine_->counters();
   logger_.note(std::to_string(pipeline_->counts().samples) + " samples, " +
                std::to_string(pipeline_->counts().outcomes[SampleOutcome::Mapped]) + " in " +

@@ -42,8 +42,24 @@ ImageChoice MappedImageSelector::choose(uint32_t pid, const Mapping& mapping, co
     }
   }
   c.verdict = ImageChoice::Verdict::Selected;
+  if (!selection_.all) {
+    // Said once per named binary at the end; a handful of entries, not one per sample.
+    if (std::find(matched_paths_.begin(), matched_paths_.end(), dso.path) == matched_paths_.end())
+      matched_paths_.push_back(dso.path);
+    const BuildId& id = opened.identity.build_id;
+    if (!id.empty() && std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) == matched_build_ids_.end())
+      matched_build_ids_.push_back(id);
+  }
   c.image = std::make_shared<LoadedImage>(std::move(opened.elf), std::move(opened.identity), load_options_);
   return c;
+}
+
+bool MappedImageSelector::matched_path(const std::string& path) const {
+  return std::find(matched_paths_.begin(), matched_paths_.end(), path) != matched_paths_.end();
+}
+
+bool MappedImageSelector::matched_build_id(const BuildId& id) const {
+  return std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) != matched_build_ids_.end();
 }
 
 }  // namespace profcollect

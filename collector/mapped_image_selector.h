@@ -27,8 +27,15 @@ class MappedImageSelector : public ImageSelector {
 
   ImageChoice choose(uint32_t pid, const Mapping& mapping, const Dso& dso) override;
 
+  // Whether a profile was made for a mapping of this path (as the selection holds it) or this
+  // build-id, so that a binary that was named but never mapped can be said at the end.
+  bool matched_path(const std::string& path) const;
+  bool matched_build_id(const BuildId& id) const;
+
  private:
   BinarySelection selection_;
+  std::vector<std::string> matched_paths_;
+  std::vector<BuildId> matched_build_ids_;
   ImageLoadOptions load_options_;
 };
 

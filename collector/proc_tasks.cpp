@@ -50,6 +50,19 @@ std::optional<std::string> read_thread_comm(pid_t pid, pid_t tid) {
   return comm;
 }
 
+std::optional<pid_t> thread_group_of(pid_t tid) {
+  std::string status;
+  if (!read_whole_file("/proc/" + std::to_string(tid) + "/status", status)) return std::nullopt;
+  const auto at = status.find("\nTgid:");
+  if (at == std::string::npos) return std::nullopt;
+  const char* p = status.c_str() + at + 6;
+  while (*p == ' ' || *p == '\t') ++p;
+  pid_t tgid = 0;
+  auto [end, ec] = std::from_chars(p, status.c_str() + status.size(), tgid);
+  if (ec != std::errc() || tgid <= 0) return std::nullopt;
+  return tgid;
+}
+
 std::optional<uid_t> process_owner(pid_t pid) {
   struct stat st{};
   if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return std::nullopt;

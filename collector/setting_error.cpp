@@ -7,13 +7,15 @@ namespace profcollect {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 6> kNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNames = {{
     {"event", "event"},
     {"frequency", "frequency"},
     {"period", "period"},
     {"branch_any", "any-branch stack"},
     {"branch_filter", "branch filter"},
     {"mmap_pages", "buffer pages"},
+    {"binaries", "binaries"},
+    {"output_dir", "output directory"},
 }};
 
 }  // namespace

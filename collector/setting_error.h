@@ -1,7 +1,7 @@
 // Library messages name settings, not command-line flags. A setting appears in a message as
-// {event}, {frequency}, {period}, {branch_any}, {branch_filter} or {mmap_pages}; each front end
-// spells them its own way (the CLI as its flags -e, -F, ...; the daemon as its configuration
-// keys). Without a spelling, the settings' own names are used.
+// {event}, {frequency}, {period}, {branch_any}, {branch_filter}, {mmap_pages}, {binaries} or
+// {output_dir}; each front end spells them its own way (the CLI as its flags -e, -F, ...; the
+// daemon as its configuration keys). Without a spelling, the settings' own names are used.
 #pragma once
 
 #include <functional>

@@ -36,12 +36,13 @@ std::shared_ptr<const ElfBinary> ElfBinary::open(const std::string& path) {
   std::shared_ptr<ElfBinary> binary(new ElfBinary());
   binary->path_ = path;
 
-  binary->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO given as a binary must not hang the open; it is refused below.
+  binary->fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (binary->fd_ < 0) throw ElfError(path, std::strerror(errno));
   struct stat st {};
   if (fstat(binary->fd_, &st) != 0) throw ElfError(path, std::strerror(errno));
   if (S_ISDIR(st.st_mode)) throw ElfError(path, std::strerror(EISDIR));
-  if (!S_ISREG(st.st_mode)) throw ElfError(path, kNotElf);
+  if (!S_ISREG(st.st_mode)) throw ElfError(path, "not a regular file");
   binary->file_size_ = static_cast<uint64_t>(st.st_size);
 
   // Tell "not ELF at all" from "an ELF file cut short" by the magic, before libelf looks.
@@ -249,6 +250,35 @@ std::span<const uint8_t> ElfBinary::section_bytes(const ElfSection& section) con
   Elf_Data* data = elf_rawdata(scn, nullptr);
   if (data == nullptr || data->d_buf == nullptr) return {};
   return {static_cast<const uint8_t*>(data->d_buf), data->d_size};
+}
+
+std::string_view ElfBinary::machine_name() const {
+  switch (machine_) {
+    case EM_X86_64: return "x86_64";
+    case EM_386: return "i386";
+    case EM_AARCH64: return "aarch64";
+    case EM_ARM: return "arm";
+    case EM_PPC64: return "ppc64";
+    case EM_PPC: return "ppc";
+    case EM_RISCV: return "riscv";
+    case EM_S390: return "s390";
+    case EM_MIPS: return "mips";
+    case EM_SPARCV9: return "sparc64";
+#ifdef EM_LOONGARCH
+    case EM_LOONGARCH: return "loongarch";
+#endif
+    default: return {};
+  }
+}
+
+bool ElfBinary::runs_on(std::string_view arch) const {
+  const std::string_view mine = machine_name();
+  if (mine.empty() || arch.empty()) return true;
+  if (mine == "i386") return arch.size() == 4 && arch[0] == 'i' && arch.substr(2) == "86";
+  if (mine == "arm") return arch.starts_with("arm") && !arch.starts_with("arm64");
+  // ppc64 covers ppc64le, riscv riscv64/riscv32, s390 s390x, mips mips64(el), loongarch loongarch64.
+  if (mine == "aarch64") return arch == "aarch64" || arch == "arm64";
+  return arch.starts_with(mine);
 }
 
 }  // namespace profcollect

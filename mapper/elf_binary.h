@@ -66,6 +66,12 @@ class ElfBinary {
   const std::string& path() const { return path_; }
   const BuildId& build_id() const { return build_id_; }  // empty if the file has no note
   uint16_t machine() const { return machine_; }           // EM_X86_64, EM_AARCH64, ...
+  // The machine as `uname -m` (and perf.data's arch header) names it: "x86_64", "aarch64";
+  // empty for a machine this table does not know.
+  std::string_view machine_name() const;
+  // Whether code for this machine runs on a machine `uname -m` calls `arch` (i686 and i386
+  // are one, arm covers armv7l, ...). True when either is unknown: nothing can be said then.
+  bool runs_on(std::string_view arch) const;
   uint16_t elf_type() const { return elf_type_; }         // ET_EXEC, ET_DYN
   bool is_64bit() const { return is_64bit_; }
   bool little_endian() const { return little_endian_; }

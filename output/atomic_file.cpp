@@ -22,7 +22,8 @@ std::string errno_text(int e) { return std::strerror(e); }
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   struct stat st;
-  if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool replaces = ::stat(path_.c_str(), &st) == 0;
+  if (replaces && S_ISDIR(st.st_mode)) {
     throw OutputError(path_, "is a directory");
   }
   std::string dir = dir_of(path_);
@@ -37,8 +38,19 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
     throw OutputError(path_, "cannot create a file in " + dir + ": " + errno_text(e));
   }
   temp_path_ = buf.data();
-  // mkstemp makes the file 0600; profiles are ordinary files.
-  ::fchmod(fd_, 0644);
+  if (replaces && S_ISREG(st.st_mode)) {
+    // The new content takes the place of the old file: it keeps its mode and owner (changing
+    // the owner needs privilege; without it the file is ours, as a new one would be).
+    ::fchmod(fd_, st.st_mode & 07777);
+    if (st.st_uid != ::geteuid() || st.st_gid != ::getegid()) {
+      if (::fchown(fd_, st.st_uid, st.st_gid) == 0) ::fchmod(fd_, st.st_mode & 07777);
+    }
+  } else {
+    // mkstemp makes the file 0600; a new profile is an ordinary file, as the umask allows.
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::fchmod(fd_, 0666 & ~mask);
+  }
 }
 
 AtomicFileWriter::~AtomicFileWriter() { discard(); }

@@ -1,6 +1,8 @@
 #include "output/profile_store.h"
 
+#include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -72,7 +74,15 @@ void make_dir(const std::string& dir) {
 
 }  // namespace
 
-ProfileStore::ProfileStore(std::string dir) : dir_(std::move(dir)) { make_dir(dir_); }
+ProfileStore::ProfileStore(std::string dir) : dir_(std::move(dir)) {
+  make_dir(dir_);
+  // Known now, not after the workload ran: a file can be created in the directory.
+  std::string probe = dir_ + "/.profcollect-probe.XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) throw OutputError(dir_, std::string("cannot create files in it: ") + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
 
 std::vector<std::string> ProfileStore::take_warnings() {
   std::vector<std::string> w;

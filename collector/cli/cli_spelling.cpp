@@ -11,6 +11,8 @@ std::string cli_flag_of(std::string_view setting) {
   if (setting == "branch_any") return "-b";
   if (setting == "branch_filter") return "-j";
   if (setting == "mmap_pages") return "-m";
+  if (setting == "binaries") return "--binary";
+  if (setting == "output_dir") return "-o";
   return {};
 }
 

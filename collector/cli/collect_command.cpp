@@ -8,6 +8,7 @@
 #include <utility>  // boost 1.74 asio uses std::exchange without including it
 
 #include <boost/asio.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -18,6 +19,8 @@
 #include "collector/cli/cli_error.h"
 #include "collector/cli/cli_spelling.h"
 #include "collector/cli/command_child.h"
+#include "collector/cli/number_options.h"
+#include "collector/proc_tasks.h"
 #include "collector/collection_session.h"
 #include "collector/event_selection.h"
 
@@ -113,7 +116,7 @@ int CollectLoop::run() {
                      : !o_.command.empty() ? "command " + o_.command[0]
                                            : std::to_string(o_.pids.size()) + " process(es)";
   logger_.note("collecting " + what + " into " + o_.output_dir + ", flushing every " +
-               std::to_string(static_cast<int>(o_.flush_interval)) + " s");
+               format_seconds(o_.flush_interval));
 
   signals_.add(SIGINT);
   signals_.add(SIGTERM);
@@ -149,7 +152,10 @@ int CollectLoop::run() {
       logger_.note("collection ended; waiting for " + o_.command[0] + " to exit");
       child_->wait();
     }
-    return child_->exit_code();
+    // The command's failure is its own status; a command that succeeded while its profiles
+    // could not be written is still a failed run.
+    const int status = child_->exit_code();
+    return status != 0 ? status : flush_failed_ ? 1 : 0;
   }
   return flush_failed_ ? 1 : 0;
 }
@@ -239,13 +245,21 @@ int run_collect(const CollectOptions& options) {
   }
   if (options.frequency && options.period) throw CliError("-F and -c exclude each other", 2);
   if (options.flush_interval <= 0) throw CliError("--flush-interval must be positive", 2);
+  CollectOptions checked = options;
+  checked.pids.clear();
   for (int pid : options.pids) {
-    if (pid <= 0 || !std::filesystem::exists("/proc/" + std::to_string(pid))) {
-      throw CliError("no process " + std::to_string(pid));
+    const std::optional<pid_t> process = thread_group_of(pid);
+    if (!process) throw CliError("no process " + std::to_string(pid));
+    if (*process != pid && !options.quiet) {
+      std::fprintf(stderr, "profcollect: %d is a thread of process %d: profiling process %d\n", pid,
+                   *process, *process);
+    }
+    if (std::find(checked.pids.begin(), checked.pids.end(), *process) == checked.pids.end()) {
+      checked.pids.push_back(*process);
     }
   }
   asio::io_context io;
-  CollectLoop loop(options, io);
+  CollectLoop loop(checked, io);
   return loop.run();
 }
 

@@ -62,13 +62,12 @@ CommandChild::CommandChild(const std::vector<std::string>& argv) : name_(argv.at
 }
 
 CommandChild::~CommandChild() {
+  // Never leave a held child behind when collection could not start. It is killed before its
+  // go pipe closes: the end of the pipe would let it exec the command.
+  if (!exited_ && pid_ > 0) kill(pid_, SIGKILL);
   if (go_fd_ >= 0) close(go_fd_);
   if (error_fd_ >= 0) close(error_fd_);
-  if (!exited_ && pid_ > 0) {
-    // Never leave a held child behind when collection could not start.
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
+  if (!exited_ && pid_ > 0) waitpid(pid_, nullptr, 0);
 }
 
 void CommandChild::go() {

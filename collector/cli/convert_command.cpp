@@ -1,6 +1,11 @@
 #include "collector/cli/convert_command.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -15,6 +20,7 @@
 #include "collector/recording_pipeline.h"
 #include "mapper/target_image_selector.h"
 #include "output/atomic_file.h"
+#include "output/output_file.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
 #include "output/profile_renderer.h"
@@ -73,6 +79,20 @@ std::vector<OutputFormat> parse_formats(const std::string& list) {
 
 namespace {
 
+// Whether `path` starts with perf.data's magic ("PERFILE2"); false for anything unreadable (the
+// reader reports that itself). O_NONBLOCK: a FIFO is never waited on here.
+bool is_perf_data_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct stat st {};
+  char magic[8] = {};
+  const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  const bool is = regular && ::pread(fd, magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
+                  std::memcmp(magic, "PERFILE2", sizeof magic) == 0;
+  ::close(fd);
+  return is;
+}
+
 bool wants(const ConvertOptions& o, OutputFormat f) {
   return std::find(o.formats.begin(), o.formats.end(), f) != o.formats.end();
 }
@@ -89,6 +109,12 @@ int run_convert(const ConvertOptions& o) {
     throw CliError("name the input: -p PERF.DATA or --perf-script FILE", 2);
   }
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
+  if (o.formats.size() > 1 && o.output == "-") {
+    throw CliError("-o -: several formats are written into a directory, not to standard output", 2);
+  }
+  if (!o.perf_script.empty() && is_perf_data_file(o.perf_script)) {
+    throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p", 2);
+  }
   std::shared_ptr<LoadedImage> target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
   if (target->segments().empty()) {
     throw CliError(o.binary + ": has no executable segment");
@@ -102,12 +128,12 @@ int run_convert(const ConvertOptions& o) {
   }
   // Made before any work so that an unwritable destination fails at once; each is removed
   // unless its profile is complete.
-  std::map<std::string, std::unique_ptr<AtomicFileWriter>> outputs;
+  std::map<std::string, std::unique_ptr<OutputFile>> outputs;
   for (OutputFormat f : o.formats) {
-    outputs[profile_file_name(f)] = std::make_unique<AtomicFileWriter>(output_path(o, profile_file_name(f)));
+    outputs[profile_file_name(f)] = std::make_unique<OutputFile>(output_path(o, profile_file_name(f)));
   }
-  std::unique_ptr<AtomicFileWriter> meta_out;
-  if (o.formats.size() > 1) meta_out = std::make_unique<AtomicFileWriter>(o.output + "/meta.json");
+  std::unique_ptr<OutputFile> meta_out;
+  if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
 
   // AutoFDO needs the debug info; a binary without it still gets its BOLT profile, and the
   // error is reported after that.
@@ -122,6 +148,11 @@ int run_convert(const ConvertOptions& o) {
     source = PerfScriptReader::open(o.perf_script);
   } else {
     source = open_perf_data(o.perf_data);
+  }
+  const std::string& recorded_arch = source->session().arch;
+  if (!target->elf()->runs_on(recorded_arch)) {
+    throw CliError(o.binary + ": is an ELF file for " + std::string(target->elf()->machine_name()) +
+                   ", but " + input + " was recorded on " + recorded_arch);
   }
   TargetImageSelector selector(target, o.ignore_build_id, recorded_build_ids(*source));
   PipelineOptions po;
@@ -176,8 +207,7 @@ int run_convert(const ConvertOptions& o) {
   const RenderedProfiles rendered =
       render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
   for (const auto& [name, content] : rendered.files) {
-    outputs.at(name)->write(content);
-    outputs.at(name)->commit();
+    outputs.at(name)->commit(content);
   }
   for (const auto& [format, why] : rendered.missing) {
     if (format == OutputFormat::Preagg) {
@@ -191,12 +221,11 @@ int run_convert(const ConvertOptions& o) {
     meta.events = events;
     if (branches.stacks) meta.branch_stacks = branches.stacks;
     meta.input = input;
-    meta_out->write(render_meta(target->identity(), meta, rendered));
-    meta_out->commit();
+    meta_out->commit(render_meta(target->identity(), meta, rendered));
   }
   if (!o.quiet) {
     print_summary(o, tally, fp, fp.totals().size());
-    std::fprintf(stderr, "profcollect: wrote %s\n", o.output.c_str());
+    std::fprintf(stderr, "profcollect: wrote %s\n", o.output == "-" ? "standard output" : o.output.c_str());
     if (rendered.unsymbolized && o.formats.size() == 1) {
       std::fprintf(stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",
                    o.output.c_str(), unsymbolized_profgen_flags(*rendered.unsymbolized));

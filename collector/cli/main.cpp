@@ -3,6 +3,7 @@
 //   0 success, 1 failure (bad input, unwritable output, ...), 2 usage error.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <sstream>
@@ -11,6 +12,8 @@
 
 #include "collector/cli/cli_error.h"
 #include "collector/cli/cli_spelling.h"
+#include "collector/cli/number_options.h"
+#include "collector/cli/option_suggestion.h"
 #include "collector/cli/collect_command.h"
 #include "collector/cli/convert_command.h"
 #include "collector/cli/report_command.h"
@@ -25,17 +28,42 @@ namespace {
 
 constexpr const char* kVersion = "0.1.0";
 
-// perf2bolt spells some long options with one dash (-nl); CLI11 wants two. Rewrite them before
-// parsing so users can switch tools by changing one word.
-std::vector<std::string> normalize_args(int argc, char** argv) {
+// perf2bolt spells some long options with one dash (-nl) and gives values after '=' (-p=FILE,
+// -o=FILE); CLI11 wants two dashes and a separate value. Rewrite them before parsing so users can
+// switch tools by changing one word. The command after "--" is not touched.
+std::vector<std::string> normalize_args(const std::vector<std::string>& in) {
   std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-nl") a = "--nl";
-    if (a == "-ignore-build-id") a = "--ignore-build-id";
-    args.push_back(std::move(a));
+  for (const std::string& a : in) {
+    if (a == "-nl") {
+      args.push_back("--nl");
+    } else if (a == "-ignore-build-id") {
+      args.push_back("--ignore-build-id");
+    } else if (a.size() > 3 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1])) && a[2] == '=') {
+      args.push_back(a.substr(0, 2));
+      args.push_back(a.substr(3));
+    } else {
+      args.push_back(a);
+    }
   }
   return args;
+}
+
+// A usage error is one line; an unknown option gets the nearest known one as a suggestion.
+int usage_error(CLI::App& app, const CLI::ParseError& e, const std::vector<std::string>& args) {
+  std::string message = e.what();
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+    for (const std::string& a : args) {
+      if (a.size() < 2 || a[0] != '-' || a == "-") continue;
+      const std::string name = a.substr(0, a.find('='));
+      if (profcollect::is_known_option(app, name)) continue;
+      if (auto near = profcollect::nearest_option(app, name)) {
+        message += " (did you mean " + *near + "?)";
+        break;
+      }
+    }
+  }
+  std::fprintf(stderr, "profcollect: error: %s\n", message.c_str());
+  return 2;
 }
 
 }  // namespace
@@ -71,14 +99,19 @@ int main(int argc, char** argv) {
   app.add_option("-j,--branch-filter", collect.branch_filter,
                  "branch stack filter: any[,u][,k] (perf's -j)")
       ->excludes(any_branch_flag);
-  app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)");
-  app.add_option("-c,--count", collect.period, "events per sample, instead of -F");
+  app.add_option("-F,--freq", collect.frequency, "samples per second (default 4000)")
+      ->check(whole_number(1, kMaxFrequency));
+  app.add_option("-c,--count", collect.period, "events per sample, instead of -F")
+      ->check(whole_number(1, kMaxPeriod));
   app.add_option("-m,--mmap-pages", collect.mmap_pages,
-                 "data pages per ring buffer, a power of two (default: what fits the lock limit)");
+                 "data pages per ring buffer, a power of two (default: what fits the lock limit)")
+      ->check(power_of_two(1, kMaxMmapPages));
   app.add_option("-o,--output", collect.output_dir, "output directory")->capture_default_str();
   app.add_option("--flush-interval", collect.flush_interval, "seconds between flushes")
-      ->capture_default_str();
-  app.add_option("--duration", collect.duration, "stop after this many seconds");
+      ->capture_default_str()
+      ->check(seconds(kMinSeconds, kMaxSeconds));
+  app.add_option("--duration", collect.duration, "stop after this many seconds")
+      ->check(seconds(kMinSeconds, kMaxSeconds));
   app.add_option("--binary", collect.binaries,
                  "profile only this binary (path as mapped, or build-id); repeatable");
   app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info");
@@ -102,7 +135,7 @@ int main(int argc, char** argv) {
       ->required();
   c->add_flag("--nl", convert.no_lbr,
               "BOLT no_lbr profile from IP samples even when the input has branch stacks; also -nl");
-  c->add_option("--pid", convert.pid, "only samples of this process");
+  c->add_option("--pid", convert.pid, "only samples of this process")->check(whole_number(1, kMaxPid));
   c->add_flag("--ignore-build-id", convert.ignore_build_id,
               "use samples of a file of BINARY's name even if its build-id differs");
   c->add_option("--debug-dir", convert.debug_dirs,
@@ -117,13 +150,15 @@ int main(int argc, char** argv) {
   r->add_option("INPUT", report.input, "perf.data, or an output directory of live collection")->required();
   r->add_option("BINARY", report.binary, "binary to map the samples to");
   r->add_flag("--json", report.json, "print JSON");
-  r->add_option("--pid", report.pid, "only samples of this process");
+  r->add_option("--pid", report.pid, "only samples of this process")->check(whole_number(1, kMaxPid));
   r->add_flag("--ignore-build-id", report.ignore_build_id, "as for convert");
   r->add_option("--debug-dir", report.debug_dirs, "as for convert");
-  r->add_option("--top", report.top, "number of functions listed")->capture_default_str();
+  r->add_option("--top", report.top, "number of functions listed")
+      ->capture_default_str()
+      ->check(whole_number(0, kMaxTop));
   r->add_flag("-q,--quiet", report.quiet, "no progress display");
 
-  std::vector<std::string> args = normalize_args(argc, argv);
+  std::vector<std::string> args(argv + 1, argv + argc);
   // Everything after "--" is the command to run, untouched by option parsing.
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") {
@@ -132,6 +167,8 @@ int main(int argc, char** argv) {
       break;
     }
   }
+  args = normalize_args(args);
+  const std::vector<std::string> typed = args;
   std::reverse(args.begin(), args.end());  // CLI11 takes a reversed vector
   try {
     app.parse(args);
@@ -142,8 +179,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
+    return usage_error(app, e, typed);
   }
 
   try {
@@ -156,10 +192,8 @@ int main(int argc, char** argv) {
       std::stringstream ss(pid_list);
       std::string item;
       while (std::getline(ss, item, ',')) {
-        char* end = nullptr;
-        long v = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end || v <= 0) throw CliError("--pid: '" + item + "' is not a process id", 2);
-        collect.pids.push_back(static_cast<int>(v));
+        if (auto why = check_whole_number(item, 1, kMaxPid)) throw CliError("--pid: " + *why, 2);
+        collect.pids.push_back(std::stoi(item));
       }
     }
     // Checked now, so that a bad -e, -b or -j is a usage error before anything starts.

@@ -1,0 +1,43 @@
+// The file a user named as the output of a command (convert's -o): what the name points at
+// decides how it is written.
+//   "-"                      standard output
+//   a device or FIFO         written into as it is (/dev/null stays a device, a FIFO's reader
+//                            gets the data); never replaced by a regular file
+//   a regular file, or none  replaced atomically (output/atomic_file.h), keeping the mode and
+//                            owner of the file it replaces, as perf2bolt's in-place write does;
+//                            through a symlink, the file the link points to is replaced and the
+//                            link kept
+// Errors name the path and the reason. The content is given whole to commit(): a device or FIFO
+// is opened only then, so nothing is written to it unless the profile is complete.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "output/atomic_file.h"
+
+namespace profcollect {
+
+class OutputFile {
+ public:
+  // Checks the destination now (a directory, or a regular file that cannot be replaced, fails
+  // before any work is done). Throws OutputError.
+  explicit OutputFile(std::string path);
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  // Writes the whole content and makes it durable where that means something. Throws OutputError.
+  void commit(std::string_view content);
+
+  const std::string& path() const { return path_; }
+  // True when the output is standard output or a device or FIFO, written in place.
+  bool in_place() const { return !replaced_; }
+
+ private:
+  std::string path_;
+  std::unique_ptr<AtomicFileWriter> replaced_;  // regular file or new file
+};
+
+}  // namespace profcollect
