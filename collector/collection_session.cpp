@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -216,6 +217,15 @@ bool CollectionSession::stop() {
                std::to_string(pipeline_->profiled_slots().size()) + " profiled binaries, " +
                std::to_string(c.lost_samples) + " lost; profiles in " +
                settings_.output_dir);
+  if (c.lost_samples > 0) {
+    const uint64_t total = pipeline_->counts().samples + c.lost_samples;
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(c.lost_samples) / static_cast<double>(total));
+    logger_.warning(std::to_string(c.lost_samples) + " samples (" + share + ") were lost in " +
+                    std::to_string(c.lost_records) +
+                    " ring-buffer overruns: a larger {mmap_pages} or a lower {frequency} (a higher {period}) "
+                    "keeps them");
+  }
   return ok;
 }
 

@@ -175,6 +175,10 @@ TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
   EXPECT_GT(lost, 0u) << "no loss counted with one-page buffers\n" << collection.dump(2);
   EXPECT_GT(collection.at("lost_records").get<uint64_t>(), 0u) << collection.dump(2);
   EXPECT_GT(collection.at("samples").get<uint64_t>(), 0u) << collection.dump(2);
+  // The end of the run says how much was lost and what helps.
+  const std::string said = std::to_string(lost) + " samples (";
+  EXPECT_NE(collector.err().find("warning: " + said), std::string::npos) << collector.describe();
+  EXPECT_NE(collector.err().find("a larger -m or a lower -F"), std::string::npos) << collector.describe();
 
   // The report shows the same figure, in JSON and in text.
   const ProfcollectRun as_json = run_profcollect({"report", out.string(), "--json"});
