@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -150,6 +151,14 @@ nlohmann::ordered_json CollectionSession::status() const {
   return j;
 }
 
+void CollectionSession::report_failure(const std::string& what) {
+  // Said once: the same failure at every flush of a long run would bury everything else.
+  if (std::find(failures_said_.begin(), failures_said_.end(), what) != failures_said_.end()) return;
+  if (failures_said_.size() < 1000) failures_said_.push_back(what);
+  logger_.error("flush failed: " + what +
+                (stopped_ ? "" : " (the profiles in memory are kept; retrying at the next flush)"));
+}
+
 bool CollectionSession::flush() {
   bool ok = true;
   try {
@@ -180,21 +189,30 @@ bool CollectionSession::flush() {
         s.branches = &branches;
       }
       s.render = [&](const ImageCounts& counts) { return render_profiles(image, counts, render_); };
-      store_->write_binary(s);
+      // One binary that cannot be written (a full disk, an entry planted under its name) does
+      // not keep the others from being tried.
+      try {
+        store_->write_binary(s);
+      } catch (const std::exception& e) {
+        ok = false;
+        report_failure(e.what());
+      }
     }
     store_->write_collection(status());
     // Everything is on disk: images no process maps any more are released (a long run's state
-    // stays bounded); their counts are read back from their directory if they come back.
-    const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
-    for (const BinaryIdentity& id : released) store_->forget(id);
-    // Images are many small allocations made and freed together; give the freed pages back, or
-    // a run that meets new images all the time keeps the high-water mark of every interval.
-    if (!released.empty()) malloc_trim(0);
+    // stays bounded); their counts are read back from their directory if they come back. After
+    // a failed write nothing is released: those counts exist only in memory.
+    if (ok) {
+      const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
+      for (const BinaryIdentity& id : released) store_->forget(id);
+      // Images are many small allocations made and freed together; give the freed pages back, or
+      // a run that meets new images all the time keeps the high-water mark of every interval.
+      if (!released.empty()) malloc_trim(0);
+    }
   } catch (const std::exception& e) {
     // Keep everything in memory: the next flush writes it all.
     ok = false;
-    logger_.error(std::string("flush failed: ") + e.what() +
-                  (stopped_ ? "" : " (the profiles in memory are kept; retrying at the next flush)"));
+    report_failure(e.what());
   }
   for (const auto& w : pipeline_->take_warnings()) logger_.warning(w);
   for (const auto& w : store_->take_warnings()) logger_.warning(w);

@@ -83,8 +83,11 @@ class CollectionSession {
 
  private:
 
+  void report_failure(const std::string& what);
+
   SessionSettings settings_;
   SessionLogger& logger_;
+  std::vector<std::string> failures_said_;
   EventSelection selection_;
   std::unique_ptr<ProfileStore> store_;
   std::unique_ptr<MappedImageSelector> selector_;

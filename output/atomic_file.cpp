@@ -80,6 +80,15 @@ void AtomicFileWriter::write(std::string_view data) {
   }
 }
 
+void AtomicFileWriter::sync() {
+  if (fd_ < 0) throw OutputError(path_, "already committed");
+  if (::fsync(fd_) != 0) {
+    int e = errno;
+    discard();
+    throw OutputError(path_, "fsync failed: " + errno_text(e));
+  }
+}
+
 void AtomicFileWriter::commit() {
   if (fd_ < 0) throw OutputError(path_, "already committed");
   if (::fsync(fd_) != 0) {

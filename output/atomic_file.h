@@ -28,6 +28,7 @@ class AtomicFileWriter {
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
 
   void write(std::string_view data);  // throws OutputError (e.g. disk full)
+  void sync();                        // fsync what was written; throws OutputError
   void commit();                      // fsync, rename, fsync the directory; throws OutputError
 
   const std::string& path() const { return path_; }

@@ -47,21 +47,29 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
 
 OutputFile::~OutputFile() = default;
 
-void OutputFile::commit(std::string_view content) {
+void OutputFile::stage(std::string_view content) {
   if (replaced_) {
     replaced_->write(content);
+    replaced_->sync();
+  } else {
+    pending_.assign(content);
+  }
+}
+
+void OutputFile::commit() {
+  if (replaced_) {
     replaced_->commit();
     return;
   }
   if (path_ == "-") {
-    write_all(STDOUT_FILENO, "standard output", content);
+    write_all(STDOUT_FILENO, "standard output", pending_);
     return;
   }
   // O_NOCTTY: a terminal device named as output must not become our controlling terminal.
   const int fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) throw OutputError(path_, std::string("cannot open: ") + std::strerror(errno));
   try {
-    write_all(fd, path_, content);
+    write_all(fd, path_, pending_);
   } catch (...) {
     ::close(fd);
     throw;

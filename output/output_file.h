@@ -7,8 +7,10 @@
 //                            owner of the file it replaces, as perf2bolt's in-place write does;
 //                            through a symlink, the file the link points to is replaced and the
 //                            link kept
-// Errors name the path and the reason. The content is given whole to commit(): a device or FIFO
-// is opened only then, so nothing is written to it unless the profile is complete.
+// Errors name the path and the reason. Writing is in two steps, so that several outputs are all
+// written or none is: stage() puts the whole content where it waits (a temporary file, fsynced;
+// a full disk fails here), commit() makes it the output (the rename; a device or FIFO is opened
+// and written only then, so nothing reaches it unless every profile is complete).
 #pragma once
 
 #include <memory>
@@ -28,8 +30,14 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Writes the whole content and makes it durable where that means something. Throws OutputError.
-  void commit(std::string_view content);
+  // Throws OutputError.
+  void stage(std::string_view content);
+  void commit();
+  // stage() and commit() at once.
+  void commit(std::string_view content) {
+    stage(content);
+    commit();
+  }
 
   const std::string& path() const { return path_; }
   // True when the output is standard output or a device or FIFO, written in place.
@@ -38,6 +46,7 @@ class OutputFile {
  private:
   std::string path_;
   std::unique_ptr<AtomicFileWriter> replaced_;  // regular file or new file
+  std::string pending_;                         // for standard output, a device or a FIFO
 };
 
 }  // namespace profcollect

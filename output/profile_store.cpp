@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "output/atomic_file.h"
+#include "output/profile_generation.h"
 #include "output/json_text.h"
 
 namespace profcollect {
@@ -21,15 +22,6 @@ namespace profcollect {
 namespace fs = std::filesystem;
 
 namespace {
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return true;
-}
 
 // A field of an earlier run's meta.json, or the default when it is missing or of another type:
 // json::value() would throw for a damaged file, and a damaged file must only cost its counts.
@@ -65,23 +57,15 @@ bool parse_ip_samples(std::string_view text, IpProfile& ips) {
   return true;
 }
 
-void make_dir(const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw OutputError(dir, "cannot create directory: " + ec.message());
-  if (!fs::is_directory(dir)) throw OutputError(dir, "is not a directory");
-}
-
 }  // namespace
 
-ProfileStore::ProfileStore(std::string dir) : dir_(std::move(dir)) {
-  make_dir(dir_);
+ProfileStore::ProfileStore(std::string dir, GenerationModes modes)
+    : dir_(std::move(dir)), root_(DirectoryHandle::open_path(dir_, modes.directory)), modes_(modes) {
   // Known now, not after the workload ran: a file can be created in the directory.
-  std::string probe = dir_ + "/.profcollect-probe.XXXXXX";
-  const int fd = ::mkstemp(probe.data());
-  if (fd < 0) throw OutputError(dir_, std::string("cannot create files in it: ") + std::strerror(errno));
-  ::close(fd);
-  ::unlink(probe.c_str());
+  const std::string probe = temporary_name(".profcollect-probe.tmp-");
+  root_.create_file(probe, "", modes_.file);
+  root_.remove_tree(probe);
+  for (std::string& done : remove_leftover_generations(root_)) warnings_.push_back(std::move(done));
 }
 
 std::vector<std::string> ProfileStore::take_warnings() {
@@ -90,65 +74,74 @@ std::vector<std::string> ProfileStore::take_warnings() {
   return w;
 }
 
-const ProfileStore::Base& ProfileStore::base_for(const std::string& subdir) {
-  auto it = bases_.find(subdir);
+const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
+  auto it = bases_.find(name);
   if (it != bases_.end()) return it->second;
   Base base;
-  const std::string meta_path = subdir + "/meta.json";
-  std::string text;
+  std::optional<DirectoryHandle> current = root_.open_subdirectory(name);  // refuses links, others' entries
+  if (!current) return bases_.emplace(name, std::move(base)).first->second;
+
+  // What is wrong with the earlier run's files, if anything: then none of them is added to.
+  std::string damage;
   nlohmann::json meta;
-  if (read_file(meta_path, text)) {
-    meta = nlohmann::json::parse(text, nullptr, false);
-    if (!meta.is_object()) meta = nlohmann::json();
+  if (auto text = current->read_file("meta.json")) {
+    meta = nlohmann::json::parse(*text, nullptr, false);
+    if (!meta.is_object()) damage = current->path_of("meta.json") + ": not a JSON object";
   }
   // With branch samples, bolt.fdata is branch fdata (remade from samples.branch) and the IP
   // samples' no_lbr profile is bolt.nolbr.fdata.
   base.branch_fdata = meta.is_object() && meta_text(meta, "bolt_fdata") == "branch";
-  const std::string fdata_path = subdir + (base.branch_fdata ? "/bolt.nolbr.fdata" : "/bolt.fdata");
-
-  // A file we cannot read is never added to or silently dropped: it is kept aside for the user.
-  auto set_aside = [&](const std::string& path, const std::string& why, const char* consequence) {
-    std::string aside = path + ".unreadable-" + std::to_string(std::time(nullptr));
-    std::rename(path.c_str(), aside.c_str());
-    warnings_.push_back(path + ": " + why + "; moved to " + aside + ", " + consequence);
-  };
-  if (read_file(subdir + "/samples.ip", text)) {
-    if (!parse_ip_samples(text, base.ips)) {
-      warnings_.push_back(subdir + "/samples.ip: unreadable line; AutoFDO profiles restart from this run");
-      base.ips = IpProfile();
+  const std::string fdata_name = base.branch_fdata ? "bolt.nolbr.fdata" : "bolt.fdata";
+  if (damage.empty()) {
+    if (auto text = current->read_file("samples.ip"); text && !parse_ip_samples(*text, base.ips)) {
+      damage = current->path_of("samples.ip") + ": unreadable line";
     }
   }
-  if (read_file(subdir + "/samples.branch", text)) {
-    std::string error;
-    if (auto parsed = parse_branch_samples(text, &error)) {
-      base.branches = std::move(*parsed);
-    } else {
-      set_aside(subdir + "/samples.branch", error, "branch profiles restart from this run");
-    }
-  }
-  if (read_file(fdata_path, text)) {
-    std::string error;
-    if (auto parsed = parse_no_lbr_fdata(text, &error)) {
-      base.fdata = std::move(*parsed);
-      if (meta.is_object()) {
-        base.samples = meta_number(meta, "samples");
-        base.first_sample_ns = meta_number(meta, "first_sample_ns");
-        base.last_sample_ns = meta_number(meta, "last_sample_ns");
+  if (damage.empty()) {
+    if (auto text = current->read_file("samples.branch")) {
+      std::string error;
+      if (auto parsed = parse_branch_samples(*text, &error)) {
+        base.branches = std::move(*parsed);
+      } else {
+        damage = current->path_of("samples.branch") + ": " + error;
       }
-      if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
-    } else {
-      set_aside(fdata_path, error, "starting afresh");
     }
-  } else if (base.branch_fdata && meta.is_object()) {
+  }
+  if (damage.empty()) {
+    if (auto text = current->read_file(fdata_name)) {
+      std::string error;
+      if (auto parsed = parse_no_lbr_fdata(*text, &error)) {
+        base.fdata = std::move(*parsed);
+      } else {
+        damage = current->path_of(fdata_name) + ": " + error;
+      }
+    }
+  }
+  if (!damage.empty()) {
+    // Never added to, never dropped: the whole earlier generation is set aside, so that the
+    // directory's files keep counting the same samples, and the profiles restart from this run.
+    const std::string suffix = ".unreadable-" + std::to_string(std::time(nullptr));
+    for (const std::string& entry : current->entries()) {
+      if (!is_set_aside(entry) && !entry.starts_with(".")) current->rename_entry(entry, entry + suffix);
+    }
+    current->sync();
+    warnings_.push_back(damage + "; the directory's earlier files were set aside as *" + suffix +
+                        " and its profiles restart from this run");
+    return bases_.emplace(name, Base()).first->second;
+  }
+  if (meta.is_object()) {
     base.samples = meta_number(meta, "samples");
     base.first_sample_ns = meta_number(meta, "first_sample_ns");
+    base.last_sample_ns = meta_number(meta, "last_sample_ns");
   }
-  return bases_.emplace(subdir, std::move(base)).first->second;
+  if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
+  return bases_.emplace(name, std::move(base)).first->second;
 }
 
 void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
-  std::string subdir = dir_ + "/" + s.identity.directory_name();
-  const Base& base = base_for(subdir);
+  const std::string name = s.identity.directory_name();
+  const std::string subdir = root_.path_of(name);
+  const Base& base = base_for(name);
   NoLbrFdata merged = base.fdata;
   if (merged.events.empty() || !s.fdata.events.empty()) merged.events = s.fdata.events;
   for (const auto& [key, count] : s.fdata.counts) merged.counts[key] += count;
@@ -200,13 +193,12 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta.events = s.events;
   if (meta.events.empty() && !s.event.empty()) meta.events = {s.event};
   if (branch_mode) meta.branch_stacks = branches.stacks;
-  files.emplace_back("meta.json", render_meta(s.identity, meta, rendered));  // last, see the header
-  make_dir(subdir);
-  for (const auto& [name, content] : files) write_file_atomically(subdir + "/" + name, content);
+  files.emplace_back("meta.json", render_meta(s.identity, meta, rendered));
+  write_generation(root_, name, files, modes_);
 }
 
 void ProfileStore::write_collection(const nlohmann::ordered_json& summary) {
-  write_file_atomically(dir_ + "/collection.json", json_text(summary) + "\n");
+  root_.replace_file("collection.json", json_text(summary) + "\n", modes_.file);
 }
 
 }  // namespace profcollect

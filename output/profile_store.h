@@ -13,8 +13,14 @@
 //   DIR/<basename>-nobuildid-<hash>/...      a binary without build-id; the hash (FNV-1a, 16 hex
 //                                            digits) is of its path, device, inode and mtime
 //
-// meta.json is written last, so a reader that sees it sees the fdata it describes. Profiles are
-// cumulative: what an earlier run left in a binary's directory is read once and added to.
+// A binary's files are replaced together, as one generation (output/profile_generation.h): after
+// a crash at any instant its directory holds the files of one flush, which count the same
+// samples. Every entry is reached through the output directory's descriptor without following
+// links (output/directory_handle.h): a symlink or another user's entry planted under a binary's
+// name is refused and reported, never written through. New directories are 0700 and files 0600
+// unless the modes say otherwise. Profiles are cumulative: what an earlier run left in a
+// binary's directory is read once and added to; a directory whose files cannot be read is set
+// aside whole (its files renamed *.unreadable-<time>, kept in later generations) and restarts.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +33,7 @@
 #include "output/fdata_reader.h"
 #include "mapper/loaded_image.h"
 #include "output/ip_profile.h"
+#include "output/profile_generation.h"
 #include "output/profile_renderer.h"
 
 #include <functional>
@@ -53,8 +60,9 @@ struct BinaryProfileSnapshot {
 
 class ProfileStore {
  public:
-  // Creates DIR if needed. Throws OutputError.
-  explicit ProfileStore(std::string dir);
+  // Creates DIR if needed, checks that files can be created in it, and removes what interrupted
+  // writes of an earlier run left (said in take_warnings()). Throws OutputError.
+  explicit ProfileStore(std::string dir, GenerationModes modes = {});
 
   // Writes the binary's profiles, made from earlier runs' counts plus `snapshot`, then
   // meta.json. Throws OutputError; files already on disk stay intact.
@@ -62,7 +70,7 @@ class ProfileStore {
   void write_collection(const nlohmann::ordered_json& summary);
   // Forgets what was read of a binary's directory: the next write reads it again from disk,
   // where the last flush put everything this run had (a released image's counts).
-  void forget(const BinaryIdentity& identity) { bases_.erase(dir_ + "/" + identity.directory_name()); }
+  void forget(const BinaryIdentity& identity) { bases_.erase(identity.directory_name()); }
 
   const std::string& dir() const { return dir_; }
   // Warnings met while reading earlier runs' files (unreadable fdata moved aside, ...).
@@ -78,10 +86,12 @@ class ProfileStore {
     uint64_t first_sample_ns = 0;
     uint64_t last_sample_ns = 0;
   };
-  const Base& base_for(const std::string& subdir);
+  const Base& base_for(const std::string& name);
 
   std::string dir_;
-  std::map<std::string, Base> bases_;  // per binary directory, read at its first write this run
+  DirectoryHandle root_;
+  GenerationModes modes_;
+  std::map<std::string, Base> bases_;  // per binary directory name, read at its first write this run
   std::vector<std::string> warnings_;
 };
 

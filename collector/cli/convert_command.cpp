@@ -206,23 +206,25 @@ int run_convert(const ConvertOptions& o) {
   request.no_lbr = o.no_lbr;
   const RenderedProfiles rendered =
       render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
-  for (const auto& [name, content] : rendered.files) {
-    outputs.at(name)->commit(content);
-  }
   for (const auto& [format, why] : rendered.missing) {
     if (format == OutputFormat::Preagg) {
       throw CliError(input + ": has no branch stacks: --format preagg needs branch samples");
     }
     if (debug_error.empty()) debug_error = why;
   }
+  // All or nothing: every file is staged (written and fsynced beside its place; a full disk
+  // fails here, with every earlier output untouched) before the first takes its place.
+  for (const auto& [name, content] : rendered.files) outputs.at(name)->stage(content);
   if (meta_out) {
     ImageMeta meta;
     meta.samples = profile.samples();
     meta.events = events;
     if (branches.stacks) meta.branch_stacks = branches.stacks;
     meta.input = input;
-    meta_out->commit(render_meta(target->identity(), meta, rendered));
+    meta_out->stage(render_meta(target->identity(), meta, rendered));
   }
+  for (const auto& [name, content] : rendered.files) outputs.at(name)->commit();
+  if (meta_out) meta_out->commit();
   if (!o.quiet) {
     print_summary(o, tally, fp, fp.totals().size());
     std::fprintf(stderr, "profcollect: wrote %s\n", o.output == "-" ? "standard output" : o.output.c_str());
