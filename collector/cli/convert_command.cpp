@@ -90,8 +90,15 @@ int run_convert(const ConvertOptions& o) {
   }
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
   std::shared_ptr<LoadedImage> target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
-  if (target->segments().empty()) {
-    throw CliError(o.binary + ": has no executable segment");
+  if (target->translator().empty()) {
+    switch (target->kind()) {
+      case ImageKind::Kernel:
+        throw CliError(o.binary + ": a kernel image without a _text or _stext symbol");
+      case ImageKind::KernelModule:
+        throw CliError(o.binary + ": a kernel module without a .text section");
+      default:
+        throw CliError(o.binary + ": has no executable segment");
+    }
   }
   if (o.formats.size() > 1) {
     std::error_code ec;
