@@ -1,6 +1,6 @@
 // What kind of image a mapped file is, decided once from what the records say about it. Every
 // part of the pipeline asks this instead of testing path strings, and each kind has its own way
-// of turning a runtime address into an address in the image (mapper/image_resolver.h).
+// of turning a runtime address into an address in the image (mapper/image_translator.h).
 #pragma once
 
 #include <cstdint>

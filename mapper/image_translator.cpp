@@ -118,7 +118,9 @@ std::optional<ImageAddress> ImageTranslator::translate(const Mapping& m, const D
       return ImageAddress{vaddr, 0};
     }
     case ImageKind::KernelModule: {
-      const uint64_t offset = addr - m.start;
+      // The offset into the module's memory: perf gives its mapping pgoff 0, and a split of
+      // the mapping moves pgoff along with start.
+      const uint64_t offset = addr - m.start + m.pgoff;
       auto it = std::upper_bound(sections_.begin(), sections_.end(), offset,
                                  [](uint64_t o, const PlacedSection& s) { return o < s.offset; });
       if (it == sections_.begin()) return std::nullopt;

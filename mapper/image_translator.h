@@ -11,8 +11,8 @@
 //   sections are its segments. Each is placed at an offset from the start of the module's
 //   mapping, given as data (/sys/module/NAME/sections/*, or a kallsyms symbol matched against
 //   the .ko's symbol of that name), else .text at the start of the mapping, as perf assumes;
-//   vaddr = A - (mapping.start + section offset) + the section's sh_addr, and the section's
-//   index goes with it, because in an ET_REL file two sections share addresses.
+//   vaddr = (A - mapping.start + mapping.pgoff) - section offset + the section's sh_addr, and
+//   the section's index goes with it, because in an ET_REL file two sections share addresses.
 //
 // Anonymous and JIT memory has no image and no translator. Everything a translation needs is
 // computed when the image is opened; translate() allocates nothing.

@@ -13,6 +13,7 @@
 #include "mapper/image_resolver.h"
 #include "mapper/image_translator.h"
 #include "mapper/target_image_selector.h"
+#include "tests/support/allocation_counter.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
@@ -136,6 +137,11 @@ TEST_F(KernelImageResolver, SlidTextResolvesToTheVmlinuxAddressesNmGives) {
   TargetImageSelector selector(image, false, nullptr);
   ImageResolver resolver(selector);
   expect_functions_resolve(resolver, processes, kSlide);
+  // Once the kernel's image is decided, resolving allocates nothing.
+  AllocationCounter allocations;
+  for (int i = 0; i < 1000; ++i) resolver.resolve(processes, kPid, nm_["kernel_beta"].addr + kSlide, CpuMode::Kernel);
+  allocations.stop();
+  EXPECT_EQ(allocations.count(), 0u);
   // Data in the kernel's mapping is no code of the image.
   EXPECT_EQ(resolver.resolve(processes, kPid, nm_["counter"].addr + kSlide, CpuMode::Kernel).outcome,
             SampleOutcome::NotExecutable);
@@ -274,6 +280,20 @@ class KernelModuleResolver : public ::testing::TestWithParam<bool> {
     }
   }
 
+  // The sections in reverse order from the end of the module's memory, .text not at its start.
+  ModuleLayout reversed_layout(std::map<std::string, uint64_t>& runtime) const {
+    ModuleLayout layout;
+    layout.start = kStart;
+    uint64_t at = kStart + 0x7000;
+    for (const auto& f : kModuleFunctions) {
+      if (runtime.count(section_of(f))) continue;
+      at -= 0x800;
+      runtime[section_of(f)] = at;
+      layout.sections.push_back({section_of(f), at});
+    }
+    return layout;
+  }
+
   static constexpr uint64_t kStart = 0xffffffffc0a40000, kLength = 0x8000;
   TempDir dir_;
   std::map<std::string, NmSymbol> nm_;
@@ -281,26 +301,44 @@ class KernelModuleResolver : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(KernelModuleResolver, SectionsPlacedAtTheirRuntimeBasesResolveToNmsAddresses) {
-  // The sections in reverse order, .text not at the start of the module's memory.
-  ModuleLayout layout;
-  layout.start = kStart;
   std::map<std::string, uint64_t> runtime;
-  uint64_t at = kStart + 0x7000;
-  for (const auto& f : kModuleFunctions) {
-    if (runtime.count(section_of(f))) continue;
-    at -= 0x800;
-    runtime[section_of(f)] = at;
-    layout.sections.push_back({section_of(f), at});
-  }
+  const ModuleLayout layout = reversed_layout(runtime);
   expect_functions_resolve("/lib/modules/6.1.0/extra/fake-mod.ko", open(layout), runtime);
   expect_functions_resolve("[fake_mod]", open(layout), runtime);
 
-  // Before the first placed section, and data, are no code of the module.
+  // Before the first placed section is no code of the module.
   ProcessTable processes;
   processes.on_mmap(kernel_mmap("[fake_mod]", kStart, kLength, 0));
   TargetImageSelector selector(open(layout), false, nullptr);
   ImageResolver resolver(selector);
   EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome, SampleOutcome::NotExecutable);
+
+  // Once the module's image is decided, resolving allocates nothing.
+  const uint64_t sample = runtime.at(section_of("mod_write")) + nm_["mod_write"].addr + 1;
+  ASSERT_EQ(resolver.resolve(processes, kPid, sample, CpuMode::Kernel).outcome, SampleOutcome::Mapped);
+  AllocationCounter allocations;
+  for (int i = 0; i < 1000; ++i) resolver.resolve(processes, kPid, sample, CpuMode::Kernel);
+  allocations.stop();
+  EXPECT_EQ(allocations.count(), 0u);
+}
+
+TEST_P(KernelModuleResolver, AModuleMappingSplitByALaterOneStillTranslates) {
+  std::map<std::string, uint64_t> runtime;
+  const ModuleLayout layout = reversed_layout(runtime);
+  ProcessTable processes;
+  processes.on_mmap(kernel_mmap("[fake_mod]", kStart, kLength, 0));
+  // Another kernel mapping over the module's first pages leaves it the rest, from a later start.
+  processes.on_mmap(kernel_mmap("[other_mod]", kStart, 0x2000, 0));
+  TargetImageSelector selector(open(layout), false, nullptr);
+  ImageResolver resolver(selector);
+  for (const auto& f : kModuleFunctions) {
+    const uint64_t in_section = nm_[f].addr + nm_[f].size / 2;
+    const ResolvedAddress r =
+        resolver.resolve(processes, kPid, runtime.at(section_of(f)) + in_section, CpuMode::Kernel);
+    EXPECT_EQ(r.outcome, SampleOutcome::Mapped) << f;
+    EXPECT_EQ(r.vaddr, in_section) << f;
+    EXPECT_EQ(r.section, sections_[f]) << f;
+  }
 }
 
 TEST_P(KernelModuleResolver, AKallsymsSymbolGivesItsSectionsRuntimeBase) {
@@ -332,6 +370,18 @@ TEST_P(KernelModuleResolver, AnotherModulesMappingIsNotSelected) {
   TargetImageSelector selector(open({}), false, nullptr);
   ImageResolver resolver(selector);
   EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome, SampleOutcome::Kernel);
+}
+
+TEST_P(KernelModuleResolver, ConvertRefusesAModuleItCannotNameFunctionsIn) {
+  write_file(dir_ / "module.script", "PERF_RECORD_MMAP -1/0: [0xffffffffc0a40000(0x8000) @ 0]: x [fake_mod]\n"
+                                     "     ffffffffc0a40010\n");
+  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
+                                         (dir_ / "module.script").string(), "-o", (dir_ / "module.fdata").string(),
+                                         ko().string()};
+  CommandResult r = run_command(argv);
+  EXPECT_EQ(r.exit_code, 1) << r.describe(argv);
+  EXPECT_NE(r.err.find("kernel module"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "module.fdata"));
 }
 
 INSTANTIATE_TEST_SUITE_P(FunctionSections, KernelModuleResolver, ::testing::Bool(),
