@@ -10,10 +10,12 @@ namespace profcollect {
 
 namespace {
 
-// The value of a defined symbol of that name in .symtab.
-std::optional<ElfSymbol> defined_symbol(const std::vector<ElfSymbol>& symbols, std::string_view name) {
+// The symbol of that name defined in a section, or (absolute) by a linker script.
+std::optional<ElfSymbol> defined_symbol(const std::vector<ElfSymbol>& symbols, std::string_view name,
+                                        bool absolute_too) {
   for (const ElfSymbol& s : symbols) {
-    if (s.name == name && s.shndx != SHN_UNDEF && s.shndx < SHN_LORESERVE) return s;
+    if (s.name != name) continue;
+    if ((s.shndx != SHN_UNDEF && s.shndx < SHN_LORESERVE) || (absolute_too && s.shndx == SHN_ABS)) return s;
   }
   return std::nullopt;
 }
@@ -31,7 +33,7 @@ bool linked_in_upper_half(const ElfBinary& elf) {
 
 std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko, std::string_view symbol,
                                                               uint64_t runtime_address) {
-  const std::optional<ElfSymbol> s = defined_symbol(read_symbols(ko, SymbolTableKind::Static), symbol);
+  const std::optional<ElfSymbol> s = defined_symbol(read_symbols(ko, SymbolTableKind::Static), symbol, false);
   if (!s || s->shndx >= ko.sections().size()) return std::nullopt;
   const ElfSection& section = ko.sections()[s->shndx];
   return ModuleLayout::Section{section.name, runtime_address - (s->value - section.addr)};
@@ -58,8 +60,8 @@ ImageTranslator ImageTranslator::kernel(const ElfBinary& vmlinux) {
   t.kind_ = ImageKind::Kernel;
   t.segments_ = ExecSegmentMap(vmlinux.load_segments());
   const std::vector<ElfSymbol> symbols = read_symbols(vmlinux, SymbolTableKind::Static);
-  if (auto s = defined_symbol(symbols, "_text")) t.text_ = s->value;
-  if (auto s = defined_symbol(symbols, "_stext")) t.stext_ = s->value;
+  if (auto s = defined_symbol(symbols, "_text", true)) t.text_ = s->value;
+  if (auto s = defined_symbol(symbols, "_stext", true)) t.stext_ = s->value;
   return t;
 }
 

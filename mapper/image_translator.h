@@ -63,7 +63,7 @@ class ImageTranslator {
 
   // The kind of image the file is, and its rule: an ET_REL file is a kernel module (.text at
   // the start of its mapping); an ET_EXEC file linked in the upper half of the address space
-  // with a `_text` symbol is a kernel image; everything else a user ELF file.
+  // with a `_text` or `_stext` symbol is a kernel image; everything else a user ELF file.
   static ImageTranslator for_file(const ElfBinary& elf);
   static ImageTranslator user_file(const ElfBinary& elf);
   static ImageTranslator kernel(const ElfBinary& vmlinux);
