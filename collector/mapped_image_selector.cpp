@@ -21,6 +21,9 @@ bool BinarySelection::selects(const Dso& dso) const {
 
 ImageChoice MappedImageSelector::choose(uint32_t pid, const Mapping& mapping, const Dso& dso) {
   ImageChoice c;
+  // Live collection profiles user files; samples in the kernel and its modules are counted as
+  // `kernel` (nothing here reads the running kernel's layout yet).
+  if (dso.kernel) return c;
   const bool selected = selection_.selects(dso);
   // Mappings read from /proc/PID/maps (processes running before the attach) carry no build-id:
   // a selection by build-id is then decided by the file's own.

@@ -38,16 +38,21 @@ std::string dso_display_name(const Dso& dso) {
   if (dso.kernel) {
     if (p.starts_with("[kernel.kallsyms]")) return "[kernel.kallsyms]";
     if (p.starts_with("[")) return std::string(p);
-    // A module: perf shows "[name]" with '-' as '_' and no .ko suffix.
-    auto slash = p.rfind('/');
-    std::string name(slash == std::string_view::npos ? p : p.substr(slash + 1));
-    auto dot = name.find(".ko");
-    if (dot != std::string::npos) name.resize(dot);
-    for (auto& c : name)
-      if (c == '-') c = '_';
-    return "[" + name + "]";
+    // A module: perf shows "[name]".
+    return "[" + module_name(p) + "]";
   }
   return std::string(p);
+}
+
+std::string module_name(std::string_view p) {
+  if (p.size() >= 2 && p.front() == '[' && p.back() == ']') p = p.substr(1, p.size() - 2);
+  auto slash = p.rfind('/');
+  std::string name(slash == std::string_view::npos ? p : p.substr(slash + 1));
+  auto dot = name.find(".ko");
+  if (dot != std::string::npos) name.resize(dot);
+  for (auto& c : name)
+    if (c == '-') c = '_';
+  return name;
 }
 
 }  // namespace profcollect

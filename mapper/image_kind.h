@@ -1,6 +1,6 @@
 // What kind of image a mapped file is, decided once from what the records say about it. Every
 // part of the pipeline asks this instead of testing path strings, and each kind has its own way
-// of turning a runtime address into an address in the image (mapper/image_resolver.h).
+// of turning a runtime address into an address in the image (mapper/image_translator.h).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,10 @@ bool is_anonymous_path(std::string_view path);
 ImageKind classify_image(const Dso& dso);
 
 std::string_view image_kind_name(ImageKind kind);
+
+// A kernel module's name as the kernel and perf spell it: the file name without ".ko" and what
+// follows, '-' as '_' ("/lib/modules/6.1.0/kernel/fs/fuse/fuse.ko" and "[fuse]": "fuse").
+std::string module_name(std::string_view path);
 
 // perf script's dso column for a mapped file: "[kernel.kallsyms]", "[module]", "[vdso]", a path.
 std::string dso_display_name(const Dso& dso);

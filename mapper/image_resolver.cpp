@@ -1,8 +1,28 @@
 #include "mapper/image_resolver.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace profcollect {
+
+namespace {
+
+// What a sample in a mapped file nobody profiles counts as.
+SampleOutcome unselected_outcome(ImageKind kind) {
+  switch (kind) {
+    case ImageKind::Kernel:
+    case ImageKind::KernelModule:
+      return SampleOutcome::Kernel;
+    case ImageKind::Anonymous:
+      return SampleOutcome::AnonOrJit;
+    case ImageKind::UserFile:
+    case ImageKind::Special:
+      break;
+  }
+  return SampleOutcome::OtherBinary;
+}
+
+}  // namespace
 
 int32_t ImageResolver::slot_of(const ImageChoice& choice, uint32_t pid, const Mapping& m) {
   if (!choice.provisional) {
@@ -50,6 +70,8 @@ int32_t ImageResolver::apply(const ImageChoice& choice, uint32_t pid, const Mapp
       }
       return kMismatch;
     case ImageChoice::Verdict::Selected:
+      // An image translates only mappings of its own kind (a vmlinux is no user file).
+      if (choice.image->kind() != classify_image(dso)) return kNotSelected;
       return slot_of(choice, pid, m);
   }
   return kNotSelected;
@@ -59,9 +81,9 @@ int32_t ImageResolver::route(uint32_t pid, const Mapping& m, const Dso& dso) {
   if (m.dso >= routes_.size()) routes_.resize(m.dso + 1, kUndecided);
   int32_t& r = routes_[m.dso];
   if (r != kUndecided) return r;
-  // Only user files have a translation to an image address today; the other kinds are
-  // counted by their outcome.
-  if (classify_image(dso) != ImageKind::UserFile) return r = kNotSelected;
+  // Anonymous and JIT memory and the kernel's special user mappings have no image file.
+  const ImageKind kind = classify_image(dso);
+  if (kind == ImageKind::Anonymous || kind == ImageKind::Special) return r = kNotSelected;
   return r = apply(selector_.choose(pid, m, dso), pid, m, dso);
 }
 
@@ -78,16 +100,15 @@ ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t p
   const Dso& dso = processes.dso(m->dso);
   const int32_t r = route(pid, *m, dso);
   if (r >= 0) {
-    const LoadedImage& image = *slots_[r].image;
-    auto vaddr = m->executable ? image.segments().file_offset_to_vaddr(addr - m->start + m->pgoff)
-                               : std::nullopt;
-    if (!vaddr) {
+    const std::optional<ImageAddress> in_image = slots_[r].image->translator().translate(*m, dso, addr);
+    if (!in_image) {
       out.outcome = SampleOutcome::NotExecutable;
       return out;
     }
     out.outcome = SampleOutcome::Mapped;
     out.image = r;
-    out.vaddr = *vaddr;
+    out.vaddr = in_image->vaddr;
+    out.section = in_image->section;
     return out;
   }
   switch (r) {
@@ -100,19 +121,7 @@ ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t p
     default:
       break;
   }
-  switch (classify_image(dso)) {
-    case ImageKind::Kernel:
-    case ImageKind::KernelModule:
-      out.outcome = SampleOutcome::Kernel;
-      break;
-    case ImageKind::Anonymous:
-      out.outcome = SampleOutcome::AnonOrJit;
-      break;
-    case ImageKind::UserFile:
-    case ImageKind::Special:
-      out.outcome = SampleOutcome::OtherBinary;
-      break;
-  }
+  out.outcome = unselected_outcome(classify_image(dso));
   return out;
 }
 
@@ -131,7 +140,7 @@ std::vector<ImageRevision> ImageResolver::reconsider(const ProcessTable& process
     } else {
       rev.outcome = now == kUnreadable ? SampleOutcome::UnreadableBinary
                     : now == kMismatch ? SampleOutcome::BuildIdMismatch
-                                       : SampleOutcome::OtherBinary;
+                                       : unselected_outcome(classify_image(processes.dso(s.dso)));
     }
     for (int32_t& route : routes_) {
       if (route == rev.slot) route = now;

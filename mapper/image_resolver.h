@@ -1,8 +1,10 @@
 // Address -> (image, address in the image, outcome), for every source and engine. The process
 // table says which file is mapped at an address; the selector says whether that file gets a
-// profile and opens it; the kind of image chooses the translation: the exec-segment rule for a
-// user ELF file (file offset -> vaddr of the PT_LOAD holding it). Kernel images, modules,
-// anonymous and special mappings are told apart here, once, and counted by their outcome.
+// profile and opens it; the image's translator, chosen by its kind, turns the address into one
+// in the image (mapper/image_translator.h: the exec-segment rule for a user ELF file, the
+// `_text` slide for the kernel image, section bases for a module). User files, the kernel image
+// and modules go to the selector; anonymous and special mappings, and whatever the selector
+// leaves out, are counted by their outcome (a kernel image or module not selected: `kernel`).
 //
 // A decision is made once per mapped file (Dso) and then is a vector lookup. A decision the
 // selector marks provisional (made before the file's build-id was known: in pipe mode the
@@ -45,6 +47,7 @@ struct ResolvedAddress {
   SampleOutcome outcome = SampleOutcome::NoMapping;
   int32_t image = -1;  // image slot, when outcome is Mapped
   uint64_t vaddr = 0;  // address in the image, when outcome is Mapped
+  uint32_t section = 0;  // for a kernel module: the ELF section vaddr lies in (ImageAddress)
   uint32_t dso = kNoDso;  // the mapped file at the address, if any
   static constexpr uint32_t kNoDso = UINT32_MAX;
 };

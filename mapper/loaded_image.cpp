@@ -53,7 +53,14 @@ LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity id
     : elf_(std::move(elf)),
       identity_(std::move(identity)),
       options_(std::move(options)),
-      segments_(elf_->load_segments()) {}
+      translator_(ImageTranslator::for_file(*elf_)) {}
+
+LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options,
+                         ImageTranslator translator)
+    : elf_(std::move(elf)),
+      identity_(std::move(identity)),
+      options_(std::move(options)),
+      translator_(std::move(translator)) {}
 
 std::shared_ptr<LoadedImage> LoadedImage::open_file(const std::string& path, ImageLoadOptions options) {
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(path);

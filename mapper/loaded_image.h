@@ -1,5 +1,5 @@
-// One image that gets a profile, opened once: its identity, ELF model and executable segments,
-// and -- loaded the first time something needs them -- its symbols (BOLT names), debug info
+// One image that gets a profile, opened once: its identity, ELF model, kind and address
+// translation (mapper/image_translator.h), and -- loaded the first time something needs them -- its symbols (BOLT names), debug info
 // (AutoFDO) and BOLT's basic blocks (branch fdata). Whatever cannot be loaded is said once, as a
 // warning, and the image goes on without it.
 #pragma once
@@ -14,6 +14,7 @@
 #include "mapper/bolt_block_map.h"
 #include "mapper/elf_binary.h"
 #include "mapper/exec_segment_map.h"
+#include "mapper/image_translator.h"
 #include "mapper/symbol_table.h"
 #include "record/build_id.h"
 
@@ -39,13 +40,19 @@ struct ImageLoadOptions {
 
 class LoadedImage {
  public:
+  // The translation the file's own kind calls for (ImageTranslator::for_file).
   LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options = {});
+  // A translation given, e.g. a kernel module with the layout it was loaded with.
+  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options,
+              ImageTranslator translator);
   // The ELF file at `path`, its identity as given and as stat() sees it. Throws ElfError.
   static std::shared_ptr<LoadedImage> open_file(const std::string& path, ImageLoadOptions options = {});
 
   const BinaryIdentity& identity() const { return identity_; }
   const std::shared_ptr<const ElfBinary>& elf() const { return elf_; }
-  const ExecSegmentMap& segments() const { return segments_; }
+  ImageKind kind() const { return translator_.kind(); }
+  const ImageTranslator& translator() const { return translator_; }
+  const ExecSegmentMap& segments() const { return translator_.segments(); }
 
   const SymbolTable& symbols() const;
   // Null when the image has no usable debug info (the reason is a warning, or debug_error()).
@@ -61,7 +68,7 @@ class LoadedImage {
   std::shared_ptr<const ElfBinary> elf_;
   BinaryIdentity identity_;
   ImageLoadOptions options_;
-  ExecSegmentMap segments_;
+  ImageTranslator translator_;
   mutable std::optional<SymbolTable> symbols_;
   mutable std::unique_ptr<AutofdoBinary> debug_;
   mutable bool debug_tried_ = false;

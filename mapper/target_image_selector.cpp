@@ -6,7 +6,7 @@ TargetImageSelector::TargetImageSelector(std::shared_ptr<LoadedImage> target, bo
                                          BinaryMatcher::BuildIdLookup recorded_build_id)
     : target_(std::move(target)),
       matcher_(target_->identity().path, target_->identity().build_id, ignore_build_id,
-               std::move(recorded_build_id)) {}
+               std::move(recorded_build_id), target_->kind()) {}
 
 ImageChoice TargetImageSelector::choose(uint32_t, const Mapping&, const Dso& dso) {
   ImageChoice c;

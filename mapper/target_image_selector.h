@@ -1,7 +1,9 @@
 // The selector of convert and report: one target binary, already opened, picked out of a
 // recording as perf2bolt picks it (mapper/binary_matcher.h): by build-id when both sides have
 // one, else by name. A match by name while the recording may still give the file's build-id
-// (pipe mode: the build-id table comes last) is provisional until the input is settled.
+// (pipe mode: the build-id table comes last) is provisional until the input is settled. A
+// kernel image (vmlinux) or module (.ko) as the target is matched to the kernel's own mappings
+// the same way (BinaryMatcher).
 #pragma once
 
 #include <memory>

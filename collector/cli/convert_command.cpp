@@ -116,8 +116,14 @@ int run_convert(const ConvertOptions& o) {
     throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p", 2);
   }
   std::shared_ptr<LoadedImage> target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
-  if (target->segments().empty()) {
-    throw CliError(o.binary + ": has no executable segment");
+  if (target->kind() == ImageKind::KernelModule) {
+    // Its samples translate (section, offset), but every section of an ET_REL file starts at
+    // address 0, and functions are still named by address alone: no profile rather than a wrong one.
+    throw CliError(o.binary + ": a kernel module (ET_REL); profiles of modules are not written yet");
+  }
+  if (target->translator().empty()) {
+    throw CliError(o.binary + (target->kind() == ImageKind::Kernel ? ": a kernel image without a _text or _stext symbol"
+                                                                   : ": has no executable segment"));
   }
   if (o.formats.size() > 1) {
     std::error_code ec;

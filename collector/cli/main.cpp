@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
   c->add_option("--debug-dir", convert.debug_dirs,
                 "directory searched for separate debug info (.build-id/xx/yyyy.debug); repeatable");
   c->add_flag("-q,--quiet", convert.quiet, "print nothing but errors");
-  c->add_option("BINARY", convert.binary, "the executable or shared library profiled")->required();
+  c->add_option("BINARY", convert.binary, "the executable, shared library or kernel image (vmlinux) profiled")->required();
 
   ReportOptions report;
   auto* r = app.add_subcommand("report", "Summarize a perf.data (samples, losses, per-file counts, "

@@ -58,5 +58,38 @@ TEST(BinaryMatcher, KernelAndAnonymousMappingsAreNamedAsSuch) {
   EXPECT_EQ(m.match(file("[vdso]")), DsoMatch::Other);
 }
 
+Dso kernel_mapping(const char* path, const char* build_id = nullptr) {
+  Dso d = file(path, build_id);
+  d.kernel = true;
+  return d;
+}
+
+TEST(BinaryMatcher, AKernelImageMatchesTheKernelsMappingOnly) {
+  BinaryMatcher m("/boot/vmlinux-6.1", BuildId(), false, nullptr, ImageKind::Kernel);
+  EXPECT_EQ(m.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::Target);
+  EXPECT_EQ(m.match(kernel_mapping("/lib/modules/6.1/kernel/fs/fuse/fuse.ko")), DsoMatch::Kernel);
+  EXPECT_EQ(m.match(file("/boot/vmlinux-6.1")), DsoMatch::Other);
+  EXPECT_EQ(m.match(file("//anon")), DsoMatch::Anon);
+}
+
+TEST(BinaryMatcher, AKernelImagesBuildIdIsListedAsKernelKallsyms) {
+  BuildId recorded = id("ddeeff");
+  auto listed = [&](std::string_view p) -> const BuildId* { return p == "[kernel.kallsyms]" ? &recorded : nullptr; };
+  BinaryMatcher other("/boot/vmlinux", id("aabbcc"), false, listed, ImageKind::Kernel);
+  EXPECT_EQ(other.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::BuildIdMismatch);
+  BinaryMatcher same("/boot/vmlinux", id("ddeeff"), false, listed, ImageKind::Kernel);
+  EXPECT_EQ(same.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::Target);
+  EXPECT_EQ(same.match(kernel_mapping("[kernel.kallsyms]_text", "aabbcc")), DsoMatch::BuildIdMismatch);
+}
+
+TEST(BinaryMatcher, AModuleMatchesTheModuleMappingOfItsName) {
+  BinaryMatcher m("/tmp/build/fake-mod.ko", BuildId(), false, nullptr, ImageKind::KernelModule);
+  EXPECT_EQ(m.match(kernel_mapping("/lib/modules/6.1/extra/fake-mod.ko")), DsoMatch::Target);
+  EXPECT_EQ(m.match(kernel_mapping("[fake_mod]")), DsoMatch::Target);
+  EXPECT_EQ(m.match(kernel_mapping("[fuse]")), DsoMatch::Other);
+  EXPECT_EQ(m.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::Kernel);
+  EXPECT_EQ(m.match(file("/tmp/build/fake-mod.ko")), DsoMatch::Other);
+}
+
 }  // namespace
 }  // namespace profcollect
