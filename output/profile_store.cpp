@@ -1,5 +1,6 @@
 #include "output/profile_store.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,7 +64,9 @@ ProfileStore::ProfileStore(std::string dir, GenerationModes modes)
     : dir_(std::move(dir)), root_(DirectoryHandle::open_path(dir_, modes.directory)), modes_(modes) {
   // Known now, not after the workload ran: a file can be created in the directory.
   const std::string probe = temporary_name(".profcollect-probe.tmp-");
-  root_.create_file(probe, "", modes_.file);
+  const int fd = ::openat(root_.fd(), probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, modes_.file);
+  if (fd < 0) throw OutputError(dir_, std::string("cannot create files in it: ") + std::strerror(errno));
+  ::close(fd);
   root_.remove_tree(probe);
   for (std::string& done : remove_leftover_generations(root_)) warnings_.push_back(std::move(done));
 }
