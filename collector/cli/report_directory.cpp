@@ -150,6 +150,9 @@ BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems
 // A subdirectory is a binary's profile when it holds either of the two files a flush writes.
 bool is_profile_directory(const fs::directory_entry& entry) {
   std::error_code ec;
+  // Hidden entries are generations being written or left by a killed run, not profiles; a
+  // symlink is never followed (another user may have planted it).
+  if (entry.path().filename().string().starts_with(".") || entry.is_symlink(ec)) return false;
   return entry.is_directory(ec) &&
          (fs::exists(entry.path() / "meta.json", ec) || fs::exists(entry.path() / "bolt.fdata", ec));
 }
