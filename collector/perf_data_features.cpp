@@ -101,7 +101,8 @@ void apply_feature(unsigned feature, std::span<const uint8_t> bytes, PerfSession
         break;
     }
   } catch (const RecordFormatError&) {
-    // Dropped, see the header.
+    // Dropped, see the header; a damaged build-id table is remembered, as it changes matching.
+    if (feature == abi::kFeatBuildId) info.build_id_table_damaged = true;
   }
 }
 

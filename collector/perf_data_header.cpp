@@ -77,7 +77,16 @@ void read_features(const InputFile& file, const uint8_t* bitmap, uint64_t table_
   for (unsigned bit = 0; bit < abi::kFeatureBits; ++bit) {
     if (!(abi::load<uint64_t>(bitmap + 8 * (bit / 64)) >> (bit % 64) & 1)) continue;
     uint8_t entry[16];
-    if (!file.pread_exact(entry, sizeof entry, at)) return;  // features are optional
+    if (!file.pread_exact(entry, sizeof entry, at)) {
+      // Features are optional, but a build-id table the header announces and the file lost
+      // changes how binaries are matched: that is said.
+      for (unsigned rest = bit; rest < abi::kFeatBuildId + 1; ++rest) {
+        if (rest == abi::kFeatBuildId && (abi::load<uint64_t>(bitmap + 8 * (rest / 64)) >> (rest % 64) & 1)) {
+          state.info().build_id_table_damaged = true;
+        }
+      }
+      return;
+    }
     at += sizeof entry;
     Section s = section_at(entry);
     switch (bit) {
@@ -88,9 +97,11 @@ void read_features(const InputFile& file, const uint8_t* bitmap, uint64_t table_
       case abi::kFeatArch:
       case abi::kFeatCmdline:
       case abi::kFeatEventDesc:
-        if (!fits(s, file.size())) continue;
-        bytes.resize(s.size);
-        if (file.pread_exact(bytes.data(), bytes.size(), s.offset)) apply_feature(bit, bytes, state);
+        if (!fits(s, file.size()) || (bytes.resize(s.size), !file.pread_exact(bytes.data(), bytes.size(), s.offset))) {
+          if (bit == abi::kFeatBuildId) state.info().build_id_table_damaged = true;
+          continue;
+        }
+        apply_feature(bit, bytes, state);
         break;
       default:
         break;

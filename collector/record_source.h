@@ -43,6 +43,9 @@ struct BuildIdEntry {
 struct SessionInfo {
   std::vector<EventAttr> attrs;
   std::vector<BuildIdEntry> build_ids;  // may grow while reading (pipe mode sends them last)
+  // The header says there is a build-id table, but it could not be read whole (a file cut short
+  // in its feature area): files may then be matched by name only.
+  bool build_id_table_damaged = false;
   std::string hostname, os_release, arch, perf_version;
   std::vector<std::string> cmdline;
 };

@@ -5,6 +5,7 @@ namespace profcollect {
 TargetImageSelector::TargetImageSelector(std::shared_ptr<LoadedImage> target, bool ignore_build_id,
                                          BinaryMatcher::BuildIdLookup recorded_build_id)
     : target_(std::move(target)),
+      recorded_build_id_(recorded_build_id),
       matcher_(target_->identity().path, target_->identity().build_id, ignore_build_id,
                std::move(recorded_build_id), target_->kind()) {}
 
@@ -17,9 +18,15 @@ ImageChoice TargetImageSelector::choose(uint32_t, const Mapping&, const Dso& dso
       c.image = target_;
       // Matched by name alone: a build-id still to come may say it is another file.
       c.provisional = !by_build_id && !settled_ && !target_->identity().build_id.empty();
+      matched_by_name_ = !by_build_id;
       break;
     case DsoMatch::BuildIdMismatch:
       c.verdict = ImageChoice::Verdict::BuildIdMismatch;
+      if (mismatched_path_.empty()) {
+        mismatched_path_ = dso.path;
+        const BuildId* recorded = dso.build_id.empty() && recorded_build_id_ ? recorded_build_id_(dso.path) : nullptr;
+        mismatched_build_id_ = recorded ? *recorded : dso.build_id;
+      }
       break;
     default:
       c.verdict = ImageChoice::Verdict::NotSelected;

@@ -22,11 +22,20 @@ class TargetImageSelector : public ImageSelector {
   void settle() override { settled_ = true; }
 
   const LoadedImage& target() const { return *target_; }
+  // How the target was last matched: by file name only (no build-id on the recorded side).
+  bool matched_by_name() const { return matched_by_name_; }
+  // The first file of the target's name whose build-id differed, as recorded (for messages).
+  const std::string& mismatched_path() const { return mismatched_path_; }
+  const BuildId& mismatched_build_id() const { return mismatched_build_id_; }
 
  private:
   std::shared_ptr<LoadedImage> target_;
+  BinaryMatcher::BuildIdLookup recorded_build_id_;
   BinaryMatcher matcher_;
   bool settled_ = false;
+  bool matched_by_name_ = false;
+  std::string mismatched_path_;
+  BuildId mismatched_build_id_;
 };
 
 // Selects nothing: every sample is counted by its outcome only (report without a binary).

@@ -191,8 +191,11 @@ int run_convert(const ConvertOptions& o) {
   if (profile.ips().empty()) {
     uint64_t mismatched = tally.outcomes[SampleOutcome::BuildIdMismatch];
     if (mismatched) {
-      throw CliError(input + ": " + std::to_string(mismatched) + " samples are in a file named " +
-                     o.binary + " whose build-id differs from the binary's (" + build_id.to_hex() +
+      const std::string recorded_id =
+          selector.mismatched_build_id().empty() ? std::string("unknown") : selector.mismatched_build_id().to_hex();
+      throw CliError(input + ": " + std::to_string(mismatched) + " samples are in " + selector.mismatched_path() +
+                     " (build-id " + recorded_id + "), a file named like " + o.binary +
+                     " whose build-id differs from the binary's (" + build_id.to_hex() +
                      "); pass --ignore-build-id to use them anyway");
     }
     throw CliError(input + ": none of its " + std::to_string(tally.samples) +
@@ -201,6 +204,12 @@ int run_convert(const ConvertOptions& o) {
                    "): profiled another binary?");
   }
 
+  if (selector.matched_by_name() && !build_id.empty() && !o.quiet) {
+    std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n", input.c_str(),
+                 source->session().build_id_table_damaged ? "its build-id table is damaged (the file is cut short)"
+                                                          : "it records no build-id for the file",
+                 o.binary.c_str());
+  }
   std::vector<std::string> events;
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {
     if (tally.per_attr[i]) events.push_back(source->session().attrs[i].name);
