@@ -92,6 +92,11 @@ void LiveRecordSource::count(const Record& r) {
     }
   } else if (const auto* t = std::get_if<ThrottleRecord>(&r)) {
     ++(t->unthrottle ? counters_.unthrottles : counters_.throttles);
+  } else if (const auto* a = std::get_if<AuxRecord>(&r)) {
+    ++counters_.aux_records;
+    counters_.aux_bytes += a->aux_size;
+    if (a->truncated()) ++counters_.aux_truncated;
+    if (a->collision()) ++counters_.aux_collisions;
   }
 }
 

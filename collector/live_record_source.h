@@ -58,6 +58,10 @@ struct LiveCounters {
   uint64_t dropped_samples = 0;   // PERF_RECORD_LOST_SAMPLES: dropped inside the kernel
   uint64_t throttles = 0;         // PERF_RECORD_THROTTLE: the kernel slowed sampling down
   uint64_t unthrottles = 0;
+  uint64_t aux_records = 0;       // PERF_RECORD_AUX: AUX-area data written (SPE, PT)
+  uint64_t aux_bytes = 0;         //   the bytes they say were written
+  uint64_t aux_truncated = 0;     //   of them, marked TRUNCATED: the AUX area was full
+  uint64_t aux_collisions = 0;    //   of them, marked COLLISION: samples collided (SPE)
   uint64_t synthesized = 0;       // records made from /proc
   uint64_t malformed = 0;         // records that did not decode (skipped)
   uint64_t skipped_bytes = 0;     // unreadable buffer contents (corrupt header), skipped
