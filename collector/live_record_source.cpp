@@ -19,23 +19,19 @@ PerfAttr to_perf_attr(const perf_event_attr& attr) {
   return parse_perf_attr({reinterpret_cast<const uint8_t*>(&attr), sizeof attr});
 }
 
-// The sample_type bits of the sample_id_all trailer.
-constexpr uint64_t kTrailerBits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-                                  PERF_SAMPLE_IDENTIFIER;
-
 // Several attrs in one buffer must be told apart and share a trailer (perf's
 // evlist__valid_sample_id_all); one attr needs neither.
 void check_attrs_share_buffers(const std::vector<LiveAttr>& attrs) {
   if (attrs.empty()) throw std::invalid_argument("a live record source needs an attr");
   if (attrs.size() == 1) return;
   const perf_event_attr& first = attrs[0].attr;
+  constexpr uint64_t kTrailer = perf_abi::kSampleIdTrailerBits;
   for (const LiveAttr& a : attrs) {
     if (!(a.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
       throw std::invalid_argument("event " + a.name + " lacks PERF_SAMPLE_IDENTIFIER, which "
                                   "events sharing a ring buffer need to be told apart");
     if (a.attr.sample_id_all != first.sample_id_all ||
-        (a.attr.sample_type & kTrailerBits) != (first.sample_type & kTrailerBits))
+        (a.attr.sample_type & kTrailer) != (first.sample_type & kTrailer))
       throw std::invalid_argument("events " + attrs[0].name + " and " + a.name +
                                   " differ in their sample_id_all trailer");
   }

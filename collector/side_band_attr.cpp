@@ -3,16 +3,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "collector/perf_abi.h"
+
 namespace profcollect {
-
-namespace {
-
-// The sample_type bits that make up the sample_id_all trailer, and IP, which perf's dummy keeps.
-constexpr uint64_t kTrailerBits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-                                  PERF_SAMPLE_IDENTIFIER;
-
-}  // namespace
 
 SideBandAttrs split_side_band(const perf_event_attr& sampling) {
   SideBandAttrs out;
@@ -32,7 +25,9 @@ SideBandAttrs split_side_band(const perf_event_attr& sampling) {
   d.type = PERF_TYPE_SOFTWARE;
   d.config = PERF_COUNT_SW_DUMMY;
   d.sample_period = 1;  // as perf's; a dummy never overflows
-  d.sample_type = (sampling.sample_type & (kTrailerBits | PERF_SAMPLE_IP)) | PERF_SAMPLE_IDENTIFIER;
+  // The sampling event's trailer, and IP, which perf's dummy keeps.
+  d.sample_type = (sampling.sample_type & (perf_abi::kSampleIdTrailerBits | PERF_SAMPLE_IP)) |
+                  PERF_SAMPLE_IDENTIFIER;
   d.sample_id_all = 1;
   d.mmap = sampling.mmap;
   d.mmap2 = sampling.mmap2;
