@@ -1,6 +1,7 @@
 #include "collector/live_record_source.h"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "collector/byte_cursor.h"
 #include "collector/perf_abi.h"
@@ -18,19 +19,61 @@ PerfAttr to_perf_attr(const perf_event_attr& attr) {
   return parse_perf_attr({reinterpret_cast<const uint8_t*>(&attr), sizeof attr});
 }
 
+// Several attrs in one buffer must be told apart and share a trailer (perf's
+// evlist__valid_sample_id_all); one attr needs neither.
+void check_attrs_share_buffers(const std::vector<LiveAttr>& attrs) {
+  if (attrs.empty()) throw std::invalid_argument("a live record source needs an attr");
+  if (attrs.size() == 1) return;
+  const perf_event_attr& first = attrs[0].attr;
+  constexpr uint64_t kTrailer = perf_abi::kSampleIdTrailerBits;
+  for (const LiveAttr& a : attrs) {
+    if (!(a.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+      throw std::invalid_argument("event " + a.name + " lacks PERF_SAMPLE_IDENTIFIER, which "
+                                  "events sharing a ring buffer need to be told apart");
+    if (a.attr.sample_id_all != first.sample_id_all ||
+        (a.attr.sample_type & kTrailer) != (first.sample_type & kTrailer))
+      throw std::invalid_argument("events " + attrs[0].name + " and " + a.name +
+                                  " differ in their sample_id_all trailer");
+  }
+}
+
+std::vector<LiveAttr> one_attr(const perf_event_attr& attr, std::span<const uint64_t> ids,
+                               std::string name) {
+  return {LiveAttr{attr, std::vector<uint64_t>(ids.begin(), ids.end()), std::move(name)}};
+}
+
+std::vector<LiveAttr> attrs_of(const PerfEventSet& events) {
+  std::vector<LiveAttr> out;
+  for (size_t i = 0; i < events.member_count(); ++i)
+    out.push_back(LiveAttr{events.member(i).attr, events.ids(i), events.member(i).name});
+  return out;
+}
+
 }  // namespace
+
+LiveRecordSource::LiveRecordSource(std::vector<LiveAttr> attrs, std::vector<RingBuffer*> buffers)
+    : intake_decoder_(state_), output_decoder_(state_), buffers_(std::move(buffers)) {
+  check_attrs_share_buffers(attrs);
+  for (const LiveAttr& a : attrs) {
+    const uint32_t index = state_.add_attr(to_perf_attr(a.attr), a.ids);
+    // Named by index: an attr may have no ids yet (tests), which name_by_update() needs.
+    if (!a.name.empty()) state_.info().attrs[index].name = a.name;
+  }
+  layout_ = SampleIdLayout{attrs[0].attr.sample_type, attrs[0].attr.sample_id_all != 0};
+}
 
 LiveRecordSource::LiveRecordSource(const perf_event_attr& attr, std::span<const uint64_t> ids,
                                    std::vector<RingBuffer*> buffers, std::string event_name)
-    : intake_decoder_(state_), output_decoder_(state_), buffers_(std::move(buffers)) {
-  state_.add_attr(to_perf_attr(attr), ids);
-  state_.name_by_update(0, event_name);
-  layout_ = SampleIdLayout{attr.sample_type, attr.sample_id_all != 0};
+    : LiveRecordSource(one_attr(attr, ids, std::move(event_name)), std::move(buffers)) {}
+
+LiveRecordSource::LiveRecordSource(PerfEventSet& events)
+    : LiveRecordSource(attrs_of(events), events.ring_buffers()) {
+  pollable_fds_ = events.pollable_fds();
 }
 
 LiveRecordSource::LiveRecordSource(PerfEventSet& events, std::string event_name)
-    : LiveRecordSource(events.attr(), events.ids(), events.ring_buffers(), std::move(event_name)) {
-  pollable_fds_ = events.pollable_fds();
+    : LiveRecordSource(events) {
+  if (!event_name.empty()) state_.info().attrs[0].name = std::move(event_name);
 }
 
 void LiveRecordSource::count(const Record& r) {
@@ -45,6 +88,11 @@ void LiveRecordSource::count(const Record& r) {
     }
   } else if (const auto* t = std::get_if<ThrottleRecord>(&r)) {
     ++(t->unthrottle ? counters_.unthrottles : counters_.throttles);
+  } else if (const auto* a = std::get_if<AuxRecord>(&r)) {
+    ++counters_.aux_records;
+    counters_.aux_bytes += a->aux_size;
+    if (a->truncated()) ++counters_.aux_truncated;
+    if (a->collision()) ++counters_.aux_collisions;
   }
 }
 

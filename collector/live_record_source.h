@@ -2,6 +2,14 @@
 // time order, decoded by the same RecordDecoder as perf.data files. Records synthesized from
 // /proc for processes that already run come first.
 //
+// A buffer may hold the records of several attrs (a sampling event and a side-band dummy
+// event): each attr is registered with its own ids, and a record goes to the attr its id names,
+// as perf reads a perf.data of several events. That needs what perf needs (evlist's
+// valid_sample_id_all): every attr carries PERF_SAMPLE_IDENTIFIER (the id is then the first word
+// of a sample and the last of a trailer, whatever else the attrs hold) and the same
+// sample_id_all trailer. Records synthesized from /proc carry the first attr's trailer with id 0,
+// which names the first attr.
+//
 // The event loop drives it:
 //   drain()  on a readable fd or a timer: one pass over every buffer (each record copied into
 //            the TimeOrderer, the buffer's space given back to the kernel), then a round end as
@@ -33,6 +41,13 @@ namespace profcollect {
 
 class PerfEventSet;
 
+// One attr of the records a source reads.
+struct LiveAttr {
+  perf_event_attr attr;
+  std::vector<uint64_t> ids;  // its events' ids (PERF_EVENT_IOC_ID)
+  std::string name;           // session().attrs[i].name: "cpu-clock:u", "dummy:u"
+};
+
 struct LiveCounters {
   uint64_t passes = 0;            // drain() calls
   uint64_t records = 0;           // kernel records read
@@ -43,6 +58,10 @@ struct LiveCounters {
   uint64_t dropped_samples = 0;   // PERF_RECORD_LOST_SAMPLES: dropped inside the kernel
   uint64_t throttles = 0;         // PERF_RECORD_THROTTLE: the kernel slowed sampling down
   uint64_t unthrottles = 0;
+  uint64_t aux_records = 0;       // PERF_RECORD_AUX: AUX-area data written (SPE, PT)
+  uint64_t aux_bytes = 0;         //   the bytes they say were written
+  uint64_t aux_truncated = 0;     //   of them, marked TRUNCATED: the AUX area was full
+  uint64_t aux_collisions = 0;    //   of them, marked COLLISION: samples collided (SPE)
   uint64_t synthesized = 0;       // records made from /proc
   uint64_t malformed = 0;         // records that did not decode (skipped)
   uint64_t skipped_bytes = 0;     // unreadable buffer contents (corrupt header), skipped
@@ -54,11 +73,17 @@ class LiveRecordSource : public RecordSource {
   // RawRecord::stream of synthesized records; kernel records carry their buffer's index.
   static constexpr uint32_t kSynthesizedStream = UINT32_MAX;
 
-  // Reads `buffers` (not owned; they outlive the source), whose records follow `attr`.
-  // `event_name` names the attr in session().attrs[0] ("cpu-clock:u").
+  // Reads `buffers` (not owned; they outlive the source), whose records follow `attrs`, in
+  // that order in session().attrs. Throws std::invalid_argument when there are none, or when
+  // several do not share an IDENTIFIER trailer (see above).
+  LiveRecordSource(std::vector<LiveAttr> attrs, std::vector<RingBuffer*> buffers);
+  // One attr, named `event_name` in session().attrs[0] ("cpu-clock:u").
   LiveRecordSource(const perf_event_attr& attr, std::span<const uint64_t> ids,
                    std::vector<RingBuffer*> buffers, std::string event_name);
-  // Reads the buffers of `events`, which must outlive the source.
+  // Reads the buffers of `events`, which must outlive the source: one attr per member, named as
+  // the member.
+  explicit LiveRecordSource(PerfEventSet& events);
+  // The same, the first member named `event_name`.
   LiveRecordSource(PerfEventSet& events, std::string event_name);
 
   // Queues COMM and MMAP2 records for process `pid` read from /proc. Call after the events are
@@ -84,7 +109,7 @@ class LiveRecordSource : public RecordSource {
   const LiveCounters& counters() const { return counters_; }
   // The fds to wait on (from the PerfEventSet; empty for the buffer-only constructor).
   std::vector<int> pollable_fds() const { return pollable_fds_; }
-  // The layout synthesized records need, for other synthesizers.
+  // The layout synthesized records need (the first attr's), for other synthesizers.
   SampleIdLayout sample_id_layout() const { return layout_; }
   size_t queued() const { return orderer_.queued(); }
 

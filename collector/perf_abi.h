@@ -112,6 +112,11 @@ enum SampleType : uint64_t {
   kSampleWeightStruct = 1ULL << 24,
 };
 
+// The sample_type bits that make up the sample_id_all trailer of non-sample records; events
+// whose records share a ring buffer or a file must agree on them.
+inline constexpr uint64_t kSampleIdTrailerBits = kSampleTid | kSampleTime | kSampleId |
+                                                 kSampleStreamId | kSampleCpu | kSampleIdentifier;
+
 // read_format
 inline constexpr uint64_t kFormatTotalTimeEnabled = 1 << 0;
 inline constexpr uint64_t kFormatTotalTimeRunning = 1 << 1;

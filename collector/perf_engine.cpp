@@ -1,29 +1,48 @@
-#include "collector/clock_time.h"
 #include "collector/perf_engine.h"
 
 #include <time.h>
 
+#include "collector/clock_time.h"
 #include "collector/live_record_source.h"
 #include "collector/mmap_budget.h"
 #include "collector/online_cpus.h"
 #include "collector/perf_event_set.h"
 #include "collector/perf_permissions.h"
+#include "collector/side_band_attr.h"
 
 namespace profcollect {
 
+namespace {
+
+// perf's name for its dummy event, with the sampling event's `:u` when the kernel is left out.
+std::string dummy_name(const perf_event_attr& dummy) {
+  return dummy.exclude_kernel ? "dummy:u" : "dummy";
+}
+
+}  // namespace
+
 PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
-    : options_(std::move(options)), event_name_(selection.name) {
+    : options_(std::move(options)) {
   PerfPermissions permissions = PerfPermissions::of_this_process();
   perf_event_attr attr = make_sampling_attr(selection, options_.target.kind);
   // Sample times on CLOCK_MONOTONIC, so they convert to wall-clock time.
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
+  std::vector<EventSetMember> members;
+  if (options_.side_band == SideBand::DummyEvent) {
+    const SideBandAttrs split = split_side_band(attr);
+    members.push_back({split.sampling, selection.name, EventOutput::RingBuffer});
+    members.push_back({split.dummy, dummy_name(split.dummy), EventOutput::RingBuffer});
+  } else {
+    members.push_back({attr, selection.name, EventOutput::RingBuffer});
+  }
+  for (const EventSetMember& m : members) event_names_.push_back(m.name);
   EventSetOptions so;
   so.event_name = selection.name;
   LockBudget budget = LockBudget::of_this_process(permissions);
   so.mmap_pages = choose_mmap_pages(budget, static_cast<uint32_t>(online_cpus().size()), options_.mmap_pages);
-  events_ = std::make_unique<PerfEventSet>(attr, options_.target, so, permissions);
-  source_ = std::make_unique<LiveRecordSource>(*events_, selection.name);
+  events_ = std::make_unique<PerfEventSet>(std::move(members), options_.target, so, permissions);
+  source_ = std::make_unique<LiveRecordSource>(*events_);
   time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
 }
 
@@ -85,5 +104,11 @@ EngineCounters PerfEngine::counters() const {
 }
 
 std::vector<std::string> PerfEngine::notes() const { return events_->notes(); }
+
+std::vector<perf_event_attr> PerfEngine::opened_attrs() const {
+  std::vector<perf_event_attr> out;
+  for (size_t i = 0; i < events_->member_count(); ++i) out.push_back(events_->member(i).attr);
+  return out;
+}
 
 }  // namespace profcollect

@@ -1,8 +1,12 @@
 // The perf_event engine: one sampling event per CPU or per thread (cycles, cpu-clock, a raw
-// event, LBR, BRS), each with its ring buffer, and optionally a side-band dummy event that
-// carries only the task and mmap records. Decoded by LiveRecordSource, in time order.
+// event, LBR, BRS), with one ring buffer per CPU, decoded by LiveRecordSource in time order.
+// The task and mmap records (side-band) come from the sampling event itself (the default), or
+// from a software dummy event opened beside it and writing into the same buffers
+// (SideBand::DummyEvent, as perf record's tracking event; side_band_attr.h): then the sampling
+// event carries samples only, the layout the BPF engine's events will have.
 #pragma once
 
+#include <linux/perf_event.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -20,9 +24,16 @@ namespace profcollect {
 class LiveRecordSource;
 class PerfEventSet;
 
+// What carries the side-band records (COMM, FORK/EXIT, MMAP2).
+enum class SideBand {
+  SamplingEvent,  // the sampling event's own mmap/comm/task bits
+  DummyEvent,     // a PERF_COUNT_SW_DUMMY event per CPU and thread, into the same buffers
+};
+
 struct PerfEngineOptions {
   CollectionTarget target;
   std::optional<uint64_t> mmap_pages;  // per buffer; chosen from the locked-memory budget if unset
+  SideBand side_band = SideBand::SamplingEvent;
 };
 
 class PerfEngine : public CollectionEngine {
@@ -38,14 +49,17 @@ class PerfEngine : public CollectionEngine {
   bool targets_alive() const override;
   EngineCounters counters() const override;
   std::optional<int64_t> time_to_epoch() const override { return time_to_epoch_; }
-  std::vector<std::string> event_names() const override { return {event_name_}; }
+  std::vector<std::string> event_names() const override { return event_names_; }
   std::vector<std::string> notes() const override;
+
+  // The attrs as opened, by attr index (the sampling event first), for diagnostics and tests.
+  std::vector<perf_event_attr> opened_attrs() const;
 
  private:
   void resync_after_loss();
 
   PerfEngineOptions options_;
-  std::string event_name_;
+  std::vector<std::string> event_names_;
   std::unique_ptr<PerfEventSet> events_;
   std::unique_ptr<LiveRecordSource> source_;
   int64_t time_to_epoch_ = 0;

@@ -45,10 +45,12 @@ PerfEventSet::EventList::~EventList() {
   for (const Event& e : *this) ::close(e.fd);
 }
 
-PerfEventSet::PerfEventSet(const perf_event_attr& attr, const CollectionTarget& target,
+PerfEventSet::PerfEventSet(std::vector<EventSetMember> members, const CollectionTarget& target,
                            const EventSetOptions& options, const PerfPermissions& permissions)
-    : attr_(attr), target_(target), permissions_(permissions), event_name_(options.event_name),
-      mmap_pages_(options.mmap_pages), cpus_(options.cpus.empty() ? online_cpus() : options.cpus) {
+    : members_(std::move(members)), opened_(members_.size(), 0), target_(target),
+      permissions_(permissions), mmap_pages_(options.mmap_pages),
+      cpus_(options.cpus.empty() ? online_cpus() : options.cpus), ids_(members_.size()) {
+  if (members_.empty()) throw PerfEventError(Kind::Other, 0, "no event to open");
   buffers_.resize(cpus_.size());
   switch (target_.kind) {
     case TargetKind::SystemWide:
@@ -73,28 +75,36 @@ PerfEventSet::PerfEventSet(const perf_event_attr& attr, const CollectionTarget& 
   }
 }
 
+PerfEventSet::PerfEventSet(const perf_event_attr& attr, const CollectionTarget& target,
+                           const EventSetOptions& options, const PerfPermissions& permissions)
+    : PerfEventSet(std::vector<EventSetMember>{{attr, options.event_name, EventOutput::RingBuffer}},
+                   target, options, permissions) {}
+
 PerfEventSet::~PerfEventSet() = default;
 
 bool PerfEventSet::open_thread(pid_t pid, pid_t tid) {
   for (size_t i = 0; i < cpus_.size(); ++i)
-    if (open_one(pid, tid, i) < 0) return false;  // the thread has ended
+    for (size_t m = 0; m < members_.size(); ++m)
+      if (open_one(pid, tid, i, m) < 0) return false;  // the thread has ended
   ++thread_count_;
   return true;
 }
 
-int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index) {
+int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index, size_t member) {
   const int cpu = cpus_[cpu_index];
+  perf_event_attr& attr = members_[member].attr;
   for (;;) {
-    const long fd = perf_event_open(attr_, tid, cpu);
+    const long fd = perf_event_open(attr, tid, cpu);
     if (fd >= 0) {
-      events_.push_back(Event{static_cast<int>(fd), static_cast<int>(cpu_index), tid});
-      attach(static_cast<int>(fd), cpu_index, pid);
+      events_.push_back(Event{static_cast<int>(fd), static_cast<int>(cpu_index), tid, member});
+      ++opened_[member];
+      attach(static_cast<int>(fd), cpu_index, pid, member);
       return static_cast<int>(fd);
     }
     const int err = errno;
-    if (err == EINVAL && attr_.build_id && events_.empty()) {
+    if (err == EINVAL && attr.build_id && opened_[member] == 0) {
       // Linux before 5.12 has no build-id in MMAP2; the bit is reserved there.
-      attr_.build_id = 0;
+      attr.build_id = 0;
       notes_.push_back("the kernel does not put build-ids in MMAP2 records (Linux 5.12+); "
                        "they are read from the mapped files instead");
       continue;
@@ -110,8 +120,8 @@ int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index) {
     f.pid = pid;
     f.tid = tid;
     f.cpu = cpu;
-    f.include_kernel = !attr_.exclude_kernel;
-    f.event_name = event_name_;
+    f.include_kernel = !attr.exclude_kernel;
+    f.event_name = members_[member].name;
     if (pid > 0) {
       if (auto owner = process_owner(pid); owner && *owner != permissions_.uid) {
         f.other_user = true;
@@ -122,9 +132,11 @@ int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index) {
   }
 }
 
-void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid) {
+void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid, size_t member) {
   auto& buffer = buffers_[cpu_index];
-  if (!buffer) {
+  if (members_[member].output == EventOutput::None) {
+    // No buffer: the kernel keeps its overflows for whoever is attached to the event.
+  } else if (!buffer) {
     try {
       buffer = std::make_unique<MappedRingBuffer>(fd, mmap_pages_);
     } catch (const std::system_error& e) {
@@ -140,12 +152,13 @@ void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid) {
   } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, buffer->fd()) != 0) {
     const int err = errno;
     throw PerfEventError(Kind::Other, err,
-                         "redirecting an event of process " + std::to_string(pid) +
+                         "redirecting event " + members_[member].name + " of process " +
+                             std::to_string(pid) +
                              " into the ring buffer of CPU " + std::to_string(cpus_[cpu_index]) +
                              " failed: " + errno_name(err));
   }
   uint64_t id = 0;
-  if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) ids_.push_back(id);
+  if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) ids_[member].push_back(id);
 }
 
 void PerfEventSet::enable() {

@@ -1,12 +1,19 @@
-// The sampling event opened for a target on every online CPU, with one ring buffer per CPU.
+// The events of a collection opened for a target on every online CPU, with one ring buffer per
+// CPU. A set holds one or several events (members), each opened for every CPU and thread:
+// the sampling event alone, or the sampling event and a side-band dummy event
+// (side_band_attr.h), or a sampling event without a ring buffer (its overflows go to a BPF
+// program) beside a dummy event that owns the buffers.
 //
 //   --pid  every thread of each process (/proc/PID/task), on every CPU, with inherit=1 so the
 //          threads and children they create later are followed. The kernel refuses to map an
 //          inherited event that is not bound to a CPU, hence one event per thread per CPU.
 //   -- CMD the child, stopped before its exec; the attr's enable_on_exec starts the events.
 //   -a     pid -1 on every CPU.
-// Each CPU's first event owns its ring buffer; the CPU's other events write into it
-// (PERF_EVENT_IOC_SET_OUTPUT), so the event loop waits on one fd per CPU.
+// Each CPU's first event that writes into a ring buffer owns it (maps it); the CPU's other such
+// events, of every member and thread, write into it (PERF_EVENT_IOC_SET_OUTPUT, which the
+// kernel allows between events of one CPU and one clock), so the event loop waits on one fd per
+// CPU. Records of several members share a buffer and are told apart by the id each carries
+// (ids(member), PERF_SAMPLE_IDENTIFIER).
 //
 // A thread created between listing /proc/PID/task and opening the event of the thread that
 // creates it is not followed (perf has the same window); its creator's later threads are.
@@ -27,18 +34,34 @@
 
 namespace profcollect {
 
+// Where a member's records go.
+enum class EventOutput {
+  RingBuffer,  // its CPU's ring buffer (mapped by the first such event of the CPU)
+  None,        // no ring buffer: its overflows are consumed elsewhere (a BPF program attached to it)
+};
+
+// One event of the set.
+struct EventSetMember {
+  perf_event_attr attr;
+  std::string name;  // for messages and the session's attr names: "cpu-clock:u", "dummy:u"
+  EventOutput output = EventOutput::RingBuffer;
+};
+
 struct EventSetOptions {
   uint32_t mmap_pages = 128;  // data pages per buffer, a power of two (choose_mmap_pages)
   std::vector<int> cpus;      // empty: every online CPU
-  std::string event_name;     // for messages: "cpu-clock:u"
+  std::string event_name;     // the single attr's name (one-attr constructor): "cpu-clock:u"
 };
 
 class PerfEventSet {
  public:
-  // Opens and maps everything, disabled. Throws PerfEventError: Permission (message names the
-  // capability or sysctl), NoProcess ("no process PID"), Unsupported, TooManyFiles, BufferSize.
-  // If the kernel rejects attr.build_id (before Linux 5.12) the events are opened without it
-  // and notes() says so.
+  // Opens and maps everything, disabled: for each thread and CPU, every member in order.
+  // Throws PerfEventError: Permission (message names the capability or sysctl), NoProcess
+  // ("no process PID"), Unsupported, TooManyFiles, BufferSize. If the kernel rejects
+  // attr.build_id (before Linux 5.12) a member is opened without it and notes() says so.
+  PerfEventSet(std::vector<EventSetMember> members, const CollectionTarget& target,
+               const EventSetOptions& options, const PerfPermissions& permissions);
+  // One member, `attr`, named options.event_name, writing into the ring buffers.
   PerfEventSet(const perf_event_attr& attr, const CollectionTarget& target,
                const EventSetOptions& options, const PerfPermissions& permissions);
   ~PerfEventSet();
@@ -51,13 +74,17 @@ class PerfEventSet {
   void enable();
   void disable();
 
-  // The attr as opened (build_id cleared when the kernel refused it).
-  const perf_event_attr& attr() const { return attr_; }
-  // The kernel's id of every event (PERF_EVENT_IOC_ID), what IDENTIFIER carries.
-  const std::vector<uint64_t>& ids() const { return ids_; }
+  // The members as opened (build_id cleared when the kernel refused it), in the given order.
+  size_t member_count() const { return members_.size(); }
+  const EventSetMember& member(size_t i) const { return members_[i]; }
+  // The kernel's id of every event of member `i` (PERF_EVENT_IOC_ID), what IDENTIFIER carries.
+  const std::vector<uint64_t>& ids(size_t i) const { return ids_[i]; }
+  // The first member's attr and ids.
+  const perf_event_attr& attr() const { return members_[0].attr; }
+  const std::vector<uint64_t>& ids() const { return ids_[0]; }
   const std::vector<int>& cpus() const { return cpus_; }
   uint32_t mmap_pages() const { return mmap_pages_; }
-  size_t event_count() const { return events_.size(); }
+  size_t event_count() const { return events_.size(); }  // fds, of every member
   size_t thread_count() const { return thread_count_; }
   const std::vector<std::string>& notes() const { return notes_; }
 
@@ -68,7 +95,8 @@ class PerfEventSet {
   // command target has ended.
   std::vector<int> pollable_fds() const;
 
-  // The ring buffers, one per CPU, in cpus() order (for LiveRecordSource).
+  // The ring buffers, one per CPU, in cpus() order (for LiveRecordSource); none when no member
+  // writes into one.
   std::vector<RingBuffer*> ring_buffers();
 
   // Events whose thread (or an inherited child of it) still lives: polls every event fd
@@ -80,6 +108,7 @@ class PerfEventSet {
     int fd;
     int cpu_index;
     pid_t tid;
+    size_t member;
   };
   // Closes the fds even when the constructor throws part way.
   struct EventList : std::vector<Event> {
@@ -87,18 +116,18 @@ class PerfEventSet {
   };
 
   bool open_thread(pid_t pid, pid_t tid);
-  int open_one(pid_t pid, pid_t tid, size_t cpu_index);
-  void attach(int fd, size_t cpu_index, pid_t pid);
+  int open_one(pid_t pid, pid_t tid, size_t cpu_index, size_t member);
+  void attach(int fd, size_t cpu_index, pid_t pid, size_t member);
 
-  perf_event_attr attr_;
+  std::vector<EventSetMember> members_;
+  std::vector<size_t> opened_;  // events opened per member
   CollectionTarget target_;
   PerfPermissions permissions_;
-  std::string event_name_;
   uint32_t mmap_pages_;
   std::vector<int> cpus_;
   EventList events_;
   std::vector<std::unique_ptr<MappedRingBuffer>> buffers_;  // by cpu index
-  std::vector<uint64_t> ids_;
+  std::vector<std::vector<uint64_t>> ids_;  // by member
   std::vector<std::string> notes_;
   size_t thread_count_ = 0;
   bool raised_fd_limit_ = false;

@@ -270,6 +270,16 @@ void RecordDecoder::decode(const RawRecord& r, Record& out) {
       m.stream_id = c.u64();
       return;
     }
+    case abi::kAux: {
+      // struct { header; u64 aux_offset; u64 aux_size; u64 flags; sample_id; }
+      AuxRecord& m = out.emplace<AuxRecord>();
+      m.time = t.time;
+      m.id = t.id;
+      m.aux_offset = c.u64();
+      m.aux_size = c.u64();
+      m.flags = c.u64();
+      return;
+    }
     default:
       out.emplace<OtherRecord>(OtherRecord{r.type, t.time});
       return;

@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -100,7 +101,53 @@ void RingBuffer::end_pass() {
   __atomic_store_n(&control_->data_tail, tail_, __ATOMIC_RELEASE);
 }
 
-MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages) : fd_(fd) {
+AuxBuffer::AuxBuffer(perf_event_mmap_page* control, const uint8_t* area, size_t size)
+    : control_(control), area_(area), mask_(size - 1) {
+  if (size == 0 || !std::has_single_bit(size))
+    throw std::invalid_argument("AUX area size " + std::to_string(size) + " is not a power of two");
+  // Resume where a previous reader stopped (the kernel starts both at 0).
+  tail_ = head_ = __atomic_load_n(&control_->aux_tail, __ATOMIC_RELAXED);
+}
+
+AuxBuffer::Bytes AuxBuffer::pieces(uint64_t offset, uint64_t size) const {
+  Bytes b;
+  b.offset = offset;
+  const size_t pos = static_cast<size_t>(offset) & mask_;
+  const size_t first = std::min<uint64_t>(size, mask_ + 1 - pos);
+  b.first = {area_ + pos, first};
+  if (size > first) b.second = {area_, static_cast<size_t>(size - first)};
+  return b;
+}
+
+AuxBuffer::Bytes AuxBuffer::begin_pass() {
+  // Acquire: the trace bytes the kernel wrote before publishing this head are visible to the
+  // reads that follow (the rule the uapi gives aux_head: the same as data_head's).
+  head_ = __atomic_load_n(&control_->aux_head, __ATOMIC_ACQUIRE);
+  // Outside overwrite mode the kernel never runs aux_head more than the area ahead of aux_tail.
+  if (head_ - tail_ > mask_ + 1) {
+    ++corrupt_heads_;
+    tail_ = head_;
+  }
+  bytes_read_ += head_ - tail_;
+  return pieces(tail_, head_ - tail_);
+}
+
+AuxBuffer::Bytes AuxBuffer::range(uint64_t offset, uint64_t size) const {
+  // Within [tail, head), counted without overflow.
+  if (offset - tail_ > head_ - tail_ || size > head_ - offset) return Bytes{offset, {}, {}};
+  return pieces(offset, size);
+}
+
+void AuxBuffer::end_pass() {
+  // Release: every read of the pass's bytes happens before the kernel may write over them.
+  tail_ = head_;
+  __atomic_store_n(&control_->aux_tail, tail_, __ATOMIC_RELEASE);
+}
+
+MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages, uint32_t aux_pages) : fd_(fd) {
+  if (aux_pages != 0 && !std::has_single_bit(aux_pages))
+    throw std::invalid_argument("AUX area of " + std::to_string(aux_pages) +
+                                " pages: the kernel takes a power of two");
   const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   size_ = (static_cast<size_t>(data_pages) + 1) * page;
   mapping_ = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -110,10 +157,32 @@ MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages) : fd_(fd) {
                             "mmap of a " + std::to_string(data_pages) + "-page perf ring buffer");
   }
   reader_ = std::make_unique<RingBuffer>(RingBuffer::over_mapping(mapping_, size_, page));
+  if (aux_pages == 0) return;
+  // The AUX area right after the data area, where the kernel wants it (aux_offset at least
+  // data_offset + data_size) and perf puts it; the kernel reads both fields at the mmap.
+  auto* control = static_cast<perf_event_mmap_page*>(mapping_);
+  aux_size_ = static_cast<size_t>(aux_pages) * page;
+  control->aux_offset = size_;
+  control->aux_size = aux_size_;
+  aux_mapping_ = ::mmap(nullptr, aux_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                        static_cast<off_t>(size_));
+  if (aux_mapping_ == MAP_FAILED) {
+    const int err = errno;
+    aux_mapping_ = nullptr;
+    unmap();
+    throw std::system_error(err, std::generic_category(),
+                            "mmap of a " + std::to_string(aux_pages) + "-page AUX area");
+  }
+  aux_ = std::make_unique<AuxBuffer>(control, static_cast<const uint8_t*>(aux_mapping_), aux_size_);
 }
 
-MappedRingBuffer::~MappedRingBuffer() {
+void MappedRingBuffer::unmap() {
+  // The AUX area first: the kernel ties it to the data area's mapping.
+  if (aux_mapping_) ::munmap(aux_mapping_, aux_size_);
   if (mapping_) ::munmap(mapping_, size_);
+  aux_mapping_ = mapping_ = nullptr;
 }
+
+MappedRingBuffer::~MappedRingBuffer() { unmap(); }
 
 }  // namespace profcollect

@@ -11,7 +11,17 @@
 // The mapping must be writable: a read-only one puts the kernel in overwrite mode, where it
 // never waits for data_tail.
 //
-// MappedRingBuffer maps a perf event's buffer and owns the mapping.
+// AuxBuffer reads an AUX area (the second mapping of an event whose PMU writes hardware trace:
+// Arm SPE, Intel PT) by the same protocol on aux_head/aux_tail: begin_pass() loads aux_head with
+// acquire ordering and gives the new bytes (two pieces when they wrap around the end of the
+// area), end_pass() stores aux_tail with release ordering once they have been consumed. The
+// kernel announces each piece it wrote with a PERF_RECORD_AUX in the data area (AuxRecord).
+//
+// MappedRingBuffer maps a perf event's buffer and owns the mapping; with aux_pages it also maps
+// the AUX area, as perf does (tools/perf/util/auxtrace.c, the uapi's perf_event_mmap_page
+// comment): aux_offset and aux_size are written into the control page after the data area is
+// mapped, then the AUX area is mapped at aux_offset, read-write so that the kernel respects
+// aux_tail (read-only would be overwrite, snapshot, mode). Only an AUX-capable PMU accepts it.
 #pragma once
 
 #include <linux/perf_event.h>
@@ -69,23 +79,73 @@ class RingBuffer {
   std::unique_ptr<uint64_t[]> scratch_;
 };
 
+class AuxBuffer {
+ public:
+  // The new bytes of a pass: `first` up to the end of the area, then `second` from its start
+  // when they wrap (empty otherwise). Both point into the area: valid until end_pass().
+  struct Bytes {
+    uint64_t offset = 0;  // stream position of the first byte (PERF_RECORD_AUX's aux_offset)
+    std::span<const uint8_t> first;
+    std::span<const uint8_t> second;
+    uint64_t size() const { return first.size() + second.size(); }
+  };
+
+  // `size` must be a power of two (the kernel's AUX areas are 2^n pages); `area` is the AUX
+  // mapping, `control` the event's control page.
+  AuxBuffer(perf_event_mmap_page* control, const uint8_t* area, size_t size);
+
+  // Snapshots aux_head; returns the bytes from aux_tail up to it. A head more than the area ahead
+  // of the tail (or behind it) cannot be right: the pass starts at that head, with nothing to
+  // read, and corrupt_heads() counts it.
+  Bytes begin_pass();
+  // The bytes of the stream range [offset, offset + size) (a PERF_RECORD_AUX's), if the pass
+  // holds them all; empty otherwise.
+  Bytes range(uint64_t offset, uint64_t size) const;
+  // Gives every byte of the pass back to the kernel.
+  void end_pass();
+
+  size_t size() const { return mask_ + 1; }
+  uint64_t bytes_read() const { return bytes_read_; }
+  uint64_t corrupt_heads() const { return corrupt_heads_; }
+
+ private:
+  Bytes pieces(uint64_t offset, uint64_t size) const;
+
+  perf_event_mmap_page* control_;
+  const uint8_t* area_;
+  size_t mask_;
+  uint64_t head_ = 0;  // snapshot of aux_head
+  uint64_t tail_ = 0;  // what the kernel has been given back
+  uint64_t bytes_read_ = 0;
+  uint64_t corrupt_heads_ = 0;
+};
+
 class MappedRingBuffer {
  public:
-  // Maps 1 + data_pages pages of the event `fd` (not owned) read-write. Throws std::system_error
-  // with the errno of mmap (EPERM: over the locked-memory limit).
-  MappedRingBuffer(int fd, uint32_t data_pages);
+  // Maps 1 + data_pages pages of the event `fd` (not owned) read-write, and an AUX area of
+  // aux_pages (a power of two) when not 0. Throws std::system_error with the errno of mmap
+  // (EPERM: over the locked-memory limit; for the AUX area EOPNOTSUPP: the event's PMU writes
+  // none), std::invalid_argument when aux_pages is not a power of two.
+  MappedRingBuffer(int fd, uint32_t data_pages, uint32_t aux_pages = 0);
   ~MappedRingBuffer();
   MappedRingBuffer(const MappedRingBuffer&) = delete;
   MappedRingBuffer& operator=(const MappedRingBuffer&) = delete;
 
   int fd() const { return fd_; }
   RingBuffer& reader() { return *reader_; }
+  bool has_aux() const { return aux_ != nullptr; }
+  AuxBuffer& aux() { return *aux_; }
 
  private:
+  void unmap();
+
   int fd_;
   void* mapping_ = nullptr;
   size_t size_ = 0;
+  void* aux_mapping_ = nullptr;
+  size_t aux_size_ = 0;
   std::unique_ptr<RingBuffer> reader_;
+  std::unique_ptr<AuxBuffer> aux_;
 };
 
 }  // namespace profcollect

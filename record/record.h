@@ -115,14 +115,38 @@ struct ThrottleRecord {
   uint64_t stream_id = 0;
 };
 
+// PERF_RECORD_AUX: the kernel wrote `aux_size` bytes of hardware trace (Arm SPE, Intel PT) into
+// the AUX area, starting at `aux_offset` of the area's byte stream (a running position, like
+// data_head: the place in the area is aux_offset modulo its size). `flags` says what went wrong
+// on the way (PERF_AUX_FLAG_*): the bits are the kernel's, the PMU's data format in bits 8-15.
+struct AuxRecord {
+  static constexpr uint64_t kTruncated = 0x01;  // the area was full: data lost after these bytes
+  static constexpr uint64_t kOverwrite = 0x02;  // snapshot mode: the bytes overwrote older ones
+  static constexpr uint64_t kPartial = 0x04;    // the hardware left a gap in the data
+  static constexpr uint64_t kCollision = 0x08;  // samples collided (Arm SPE)
+  static constexpr uint64_t kPmuFormatMask = 0xff00;
+
+  uint64_t aux_offset = 0;
+  uint64_t aux_size = 0;
+  uint64_t flags = 0;
+  uint64_t time = kNoTime;
+  uint64_t id = 0;  // of the event, from the sample_id_all trailer; 0 when absent
+
+  bool truncated() const { return flags & kTruncated; }
+  bool overwrite() const { return flags & kOverwrite; }
+  bool partial() const { return flags & kPartial; }
+  bool collision() const { return flags & kCollision; }
+  uint8_t pmu_format() const { return static_cast<uint8_t>((flags & kPmuFormatMask) >> 8); }
+};
+
 // Every record a source knows but the profiler has no use for (context switches, namespaces,
-// AUX, ksymbol, ...); kept so that counts and offsets can be reported.
+// ksymbol, ...); kept so that counts and offsets can be reported.
 struct OtherRecord {
   uint32_t type = 0;
   uint64_t time = kNoTime;
 };
 
 using Record = std::variant<SampleRecord, MmapRecord, CommRecord, TaskRecord, LostRecord,
-                            ThrottleRecord, OtherRecord>;
+                            ThrottleRecord, AuxRecord, OtherRecord>;
 
 }  // namespace profcollect

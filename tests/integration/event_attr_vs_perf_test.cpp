@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "collector/event_selection.h"
+#include "collector/side_band_attr.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect {
@@ -38,6 +39,19 @@ Fields parse_first_attr(const std::string& err) {
     fields[name] = line.substr(last_space + 1);
   }
   return fields;
+}
+
+// Every "perf_event_attr:" block of perf record -vv's stderr, in order.
+std::vector<Fields> parse_attr_blocks(const std::string& err) {
+  std::vector<Fields> blocks;
+  std::string rest = err;
+  for (size_t at = rest.find("perf_event_attr:"); at != std::string::npos;
+       at = rest.find("perf_event_attr:")) {
+    rest = rest.substr(at);
+    blocks.push_back(parse_first_attr(rest));
+    rest = rest.substr(std::string("perf_event_attr:").size());
+  }
+  return blocks;
 }
 
 std::string bits(uint64_t value, const std::vector<std::pair<uint64_t, const char*>>& names) {
@@ -448,6 +462,78 @@ TEST_F(EventAttrVsPerf, RawEventWithoutBranchStack) {
   const Fields ours = perf_style(make_sampling_attr(s, TargetKind::Command));
   expect_defining_fields_equal(perf, ours);
   compare(perf, ours, {});
+}
+
+// ---- The side-band split against perf's tracking dummy event --------------------------------
+// perf 6.1 moves the side-band to a software dummy event ("dummy:HG") for -a and for -D: the
+// sampling event then keeps no mmap/comm/task bit, the dummy has them with sample_period 1 and
+// the sampling event's trailer. split_side_band() must ask for the same two events. perf also
+// opens a third, system-wide dummy for its BPF side-band thread (bpf_event only), not compared.
+// Both at the default rate: given -F, perf gives its dummy that frequency too (freq, PERIOD),
+// which for an event that never counts changes nothing; at the default it keeps period 1.
+
+std::vector<Fields> perf_attrs_for(const std::vector<std::string>& args, test::TempDir& dir) {
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-o", (dir / "perf.data").string()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--", "true"});
+  const test::CommandResult r = test::run_command(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
+  return parse_attr_blocks(r.err);
+}
+
+// Where our dummy differs from perf's on purpose, besides known_differences().
+const std::set<std::string> kDummyDifferences = {
+    // We copy the sampling event's exclude_guest (perf's dummy:HG leaves guests in); a dummy
+    // samples nothing, so it changes no record.
+    "exclude_guest",
+};
+
+TEST_F(EventAttrVsPerf, SideBandSplitAsPerfsDelayedCommand) {
+  SelectionContext ctx = SelectionContext::of_this_process();
+  if (!ctx.permissions.may_sample_kernel()) GTEST_SKIP() << "needs kernel samples (root)";
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  const EventSelection s = select_event(o, ctx);
+  // -D: perf's tracking dummy starts at the exec (enable_on_exec), its sampling event later.
+  const std::vector<Fields> perf = perf_attrs_for({"-D", "10", "-e", "cpu-clock"}, dir_);
+  ASSERT_GE(perf.size(), 2u) << "perf -D opened no dummy event";
+  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9") << "perf's second event is not a dummy";
+  const SideBandAttrs ours = split_side_band(make_sampling_attr(s, TargetKind::Command));
+  {
+    SCOPED_TRACE("sampling event");
+    // perf enables its sampling event after the delay; ours starts at the exec.
+    compare(perf[0], perf_style(ours.sampling), {"enable_on_exec"});
+  }
+  {
+    SCOPED_TRACE("dummy event");
+    compare(perf[1], perf_style(ours.dummy), kDummyDifferences);
+  }
+}
+
+TEST_F(EventAttrVsPerf, SideBandSplitAsPerfsSystemWide) {
+  SelectionContext ctx = SelectionContext::of_this_process();
+  if (!ctx.permissions.may_sample_cpus() || !ctx.permissions.may_sample_kernel())
+    GTEST_SKIP() << "needs CAP_PERFMON for -a";
+  EventOptions o;
+  o.event = EventRequest::CpuClock;
+  const EventSelection s = select_event(o, ctx);
+  const std::vector<Fields> perf = perf_attrs_for({"-a", "-e", "cpu-clock"}, dir_);
+  ASSERT_GE(perf.size(), 2u) << "perf -a opened no dummy event";
+  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9") << "perf's second event is not a dummy";
+  const SideBandAttrs ours = split_side_band(make_sampling_attr(s, TargetKind::SystemWide));
+  std::set<std::string> dummy_allowed = kDummyDifferences;
+  // perf sets inherit on CPU-wide events (the kernel ignores it there) and opens its -a dummy
+  // enabled; ours is opened disabled and enabled with the sampling event once every buffer is
+  // mapped.
+  dummy_allowed.insert({"inherit", "disabled"});
+  {
+    SCOPED_TRACE("sampling event");
+    compare(perf[0], perf_style(ours.sampling), {"inherit"});
+  }
+  {
+    SCOPED_TRACE("dummy event");
+    compare(perf[1], perf_style(ours.dummy), dummy_allowed);
+  }
 }
 
 }  // namespace

@@ -233,6 +233,8 @@ OurRecords collect_our_records(RecordSource& source) {
               (rec.is_lost_samples ? out.lost_samples : out.lost) += rec.lost;
             } else if constexpr (std::is_same_v<T, ThrottleRecord>) {
               out.counts[rec.unthrottle ? "UNTHROTTLE" : "THROTTLE"]++;
+            } else if constexpr (std::is_same_v<T, AuxRecord>) {
+              out.counts[perf_record_type_name(11)]++;
             } else {
               out.counts[perf_record_type_name(rec.type)]++;
             }

@@ -61,6 +61,7 @@ class LiveSourceTest : public ::testing::Test {
             if constexpr (std::is_same_v<T, CommRecord>) return "C";
             if constexpr (std::is_same_v<T, LostRecord>) return "L";
             if constexpr (std::is_same_v<T, ThrottleRecord>) return "T";
+            if constexpr (std::is_same_v<T, AuxRecord>) return "A";
             return "O";
           },
           r);
@@ -154,6 +155,28 @@ TEST_F(LiveSourceTest, CountsLossesAndThrottling) {
   EXPECT_EQ(c.throttles, 1u);
   EXPECT_EQ(c.unthrottles, 1u);
   EXPECT_EQ(c.samples, 0u);
+}
+
+// PERF_RECORD_AUX (u64 aux_offset, aux_size, flags, then the trailer), as an AUX event writes
+// it into its data area: decoded into AuxRecord and counted with its bytes and lossy flags.
+TEST_F(LiveSourceTest, CountsAuxRecords) {
+  auto aux = [this](uint64_t offset, uint64_t size, uint64_t flags, uint64_t time) {
+    pb::Bytes b;
+    b.u64(offset).u64(size).u64(flags);
+    return pb::record(11, 0, pb::trailer(b, at(time, 0), battr_));
+  };
+  ASSERT_TRUE(cpu0_.write(aux(0, 4096, 0, 10)));
+  ASSERT_TRUE(cpu0_.write(aux(4096, 1024, 0x01, 11)));         // TRUNCATED
+  ASSERT_TRUE(cpu0_.write(aux(5120, 512, 0x08 | 0x0100, 12)));  // COLLISION, SPE's format
+  source_->drain();
+  source_->finish();
+  EXPECT_EQ(take(), (std::vector<std::string>{"A10", "A11", "A12"}));
+  const LiveCounters& c = source_->counters();
+  EXPECT_EQ(c.aux_records, 3u);
+  EXPECT_EQ(c.aux_bytes, 4096u + 1024 + 512);
+  EXPECT_EQ(c.aux_truncated, 1u);
+  EXPECT_EQ(c.aux_collisions, 1u);
+  EXPECT_EQ(c.malformed, 0u);
 }
 
 TEST_F(LiveSourceTest, SampleFieldsSurviveWrappedRecords) {

@@ -51,6 +51,8 @@ std::string describe(const Record& r) {
           return "LOST" + std::to_string(rec.lost);
         else if constexpr (std::is_same_v<T, ThrottleRecord>)
           return "THROTTLE";
+        else if constexpr (std::is_same_v<T, AuxRecord>)
+          return "AUX" + std::to_string(rec.aux_size);
         else
           return "OTHER" + std::to_string(rec.type);
       },

@@ -339,6 +339,64 @@ TEST(RecordDecoderTest, SampleIdAllTrailersOnEveryNonSampleRecord) {
   EXPECT_EQ(o.time, 5555u);
 }
 
+// PERF_RECORD_AUX exactly as include/uapi/linux/perf_event.h lays it out, written byte by byte:
+//   struct { struct perf_event_header header; u64 aux_offset; u64 aux_size; u64 flags;
+//            struct sample_id sample_id; };
+// with the trailer of the attr (here TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER) and the
+// PERF_AUX_FLAG_* bits: TRUNCATED 0x01, OVERWRITE 0x02, PARTIAL 0x04, COLLISION 0x08, the PMU's
+// format in 0xff00 (Arm SPE's raw format, 1, there).
+TEST(RecordDecoderTest, AuxRecordInTheKernelsLayout) {
+  const Attr a = trailer_attr();
+  Session session({{a, {0x99}}});
+  auto aux_record = [](uint64_t offset, uint64_t size, uint64_t flags) {
+    std::vector<uint8_t> r;
+    auto put = [&r](const void* p, size_t n) {
+      r.insert(r.end(), static_cast<const uint8_t*>(p), static_cast<const uint8_t*>(p) + n);
+    };
+    auto u64 = [&put](uint64_t v) { put(&v, 8); };
+    auto u32 = [&put](uint32_t v) { put(&v, 4); };
+    const uint32_t type = 11;  // PERF_RECORD_AUX
+    const uint16_t misc = 0, size_field = 8 + 3 * 8 + 6 * 8;
+    put(&type, 4);
+    put(&misc, 2);
+    put(&size_field, 2);
+    u64(offset);
+    u64(size);
+    u64(flags);
+    u32(7);     // pid
+    u32(8);     // tid
+    u64(5555);  // time
+    u64(0x99);  // id
+    u64(3);     // stream_id
+    u32(1);     // cpu
+    u32(0);     // res
+    u64(0x99);  // identifier
+    EXPECT_EQ(r.size(), size_field);
+    return r;
+  };
+
+  auto plain = std::get<AuxRecord>(session.decode(aux_record(0x10000, 0x2000, 0x0100)));
+  EXPECT_EQ(plain.aux_offset, 0x10000u);
+  EXPECT_EQ(plain.aux_size, 0x2000u);
+  EXPECT_EQ(plain.flags, 0x0100u);
+  EXPECT_EQ(plain.pmu_format(), 1u);
+  EXPECT_FALSE(plain.truncated() || plain.overwrite() || plain.partial() || plain.collision());
+  EXPECT_EQ(plain.time, 5555u);
+  EXPECT_EQ(plain.id, 0x99u);
+
+  for (uint64_t bit : {uint64_t{0x01}, uint64_t{0x02}, uint64_t{0x04}, uint64_t{0x08}}) {
+    SCOPED_TRACE(bit);
+    const auto r = std::get<AuxRecord>(session.decode(aux_record(0, 64, bit)));
+    EXPECT_EQ(r.truncated(), bit == 0x01);
+    EXPECT_EQ(r.overwrite(), bit == 0x02);
+    EXPECT_EQ(r.partial(), bit == 0x04);
+    EXPECT_EQ(r.collision(), bit == 0x08);
+    EXPECT_EQ(r.pmu_format(), 0u);
+  }
+  // One word short: the flags run into the trailer.
+  EXPECT_THROW(session.decode(shortened(aux_record(0, 64, 0), 8)), RecordFormatError);
+}
+
 TEST(RecordDecoderTest, WithoutSampleIdAllThereIsNoTrailer) {
   Attr a = trailer_attr();
   a.flags &= ~kFlagSampleIdAll;
