@@ -66,13 +66,21 @@ void write_generation(const DirectoryHandle& parent, const std::string& name,
       parent.sync();
       return;
     }
-  } catch (...) {
+  } catch (const OutputError& e) {
     try {
       parent.remove_tree(fresh);
     } catch (const OutputError&) {
       // Left for the next start to clean up.
     }
-    throw;
+    // Named by where the file was going, not by the hidden directory of this attempt: the same
+    // failure then reads the same at every flush (and is said once).
+    std::string what = e.what();
+    const std::string hidden = parent.path_of(fresh), visible = parent.path_of(name);
+    for (size_t at = what.find(hidden); at != std::string::npos; at = what.find(hidden, at + visible.size())) {
+      what.replace(at, hidden.size(), visible);
+    }
+    const size_t colon = what.find(": ");
+    throw OutputError(what.substr(0, colon), colon == std::string::npos ? "write failed" : what.substr(colon + 2));
   }
   parent.sync();
   // After the exchange the hidden name holds the previous generation.
