@@ -172,4 +172,11 @@ const BoltFunctionBlocks& BoltBlockMap::blocks(const FunctionSymbol& function) {
   return it->second;
 }
 
+void BoltBlockMap::drop_cached() {
+  impl_->cache = {};
+  impl_->decoded = {};
+}
+
+size_t BoltBlockMap::cached_functions() const { return impl_->cache.size(); }
+
 }  // namespace profcollect

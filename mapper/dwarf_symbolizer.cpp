@@ -290,6 +290,24 @@ DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
   return nullptr;
 }
 
+void DwarfSymbolizer::drop_caches() {
+  // Assigned afresh rather than cleared: clear() keeps a hash table's buckets and a vector's
+  // capacity, and those are what grows with the addresses a long run has met.
+  cache_ = {};
+  for (auto& unit : units_) {
+    unit->subroutines = {};
+    unit->address_map = {};
+    unit->mapped = false;
+    unit->lines.reset();
+  }
+}
+
+size_t DwarfSymbolizer::decoded_units() const {
+  return static_cast<size_t>(std::count_if(units_.begin(), units_.end(), [](const std::unique_ptr<Unit>& u) {
+    return u->mapped || u->lines.has_value();
+  }));
+}
+
 const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   auto it = cache_.find(address);
   if (it != cache_.end()) return it->second;

@@ -16,7 +16,9 @@
 // "<invalid>" name; an address in no subroutine gives an empty chain.
 //
 // Results are cached per address: symbolizing a hot address again is a hash lookup. Names point
-// into the DWARF string sections and live as long as the symbolizer. Not thread-safe.
+// into the DWARF string sections and live as long as the symbolizer. drop_caches() lets go of
+// what symbolizing built (the cache, each unit's address map and line table), so that a
+// symbolizer kept for a long run holds only what its construction read. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -52,11 +54,16 @@ class DwarfSymbolizer {
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
 
   const InlineStack& symbolize(uint64_t address) const;
+  // Frees the per-address cache and every unit's address map and line table; they are built
+  // again on demand. Invalidates the InlineStacks returned before (not the names they hold).
+  void drop_caches();
 
   const DwarfFunctionIndex& functions() const { return functions_; }
   const DwarfFile& file() const { return *file_; }
   size_t unit_count() const { return units_.size(); }
   size_t cached_addresses() const { return cache_.size(); }
+  // Units whose address map or line table is built (what drop_caches() frees).
+  size_t decoded_units() const;
   // The first line table that could not be read ("" when none): its units' lines read as 0.
   const std::string& line_table_error() const { return line_table_error_; }
 
