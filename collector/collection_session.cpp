@@ -144,10 +144,14 @@ bool CollectionSession::flush() {
       if (per_attr[i]) events.push_back(names[i]);
     }
     if (events.empty()) events.push_back(selection_.name);
+    const bool events_changed = events != written_events_;
     for (int32_t slot : pipeline_->profiled_slots()) {
       const ImageProfile& profile = *pipeline_->profile(slot);
       if (profile.samples() == 0 && !profile.has_branch_stacks()) continue;
       LoadedImage& image = *pipeline_->image(slot);
+      const std::string directory = image.identity().directory_name();
+      auto written = written_.find(directory);
+      if (!events_changed && written != written_.end() && written->second == profile.revision()) continue;
       BinaryProfileSnapshot s;
       s.identity = image.identity();
       s.fdata = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
@@ -164,16 +168,21 @@ bool CollectionSession::flush() {
       }
       s.render = [&](const ImageCounts& counts) { return render_profiles(image, counts, render_); };
       store_->write_binary(s);
+      written_[directory] = profile.revision();
       // What rendering decoded (instructions, inline chains, line tables) grows with every
       // address the image's profile ever held; kept between flushes it would make a long-lived
       // image's memory grow all run long. The next flush decodes again what it needs.
       image.drop_caches();
     }
+    written_events_ = events;
     store_->write_collection(status());
     // Everything is on disk: images no process maps any more are released (a long run's state
     // stays bounded); their counts are read back from their directory if they come back.
     const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
-    for (const BinaryIdentity& id : released) store_->forget(id);
+    for (const BinaryIdentity& id : released) {
+      store_->forget(id);
+      written_.erase(id.directory_name());
+    }
     // Images and what rendering decoded are many small allocations made and freed together;
     // give the freed pages back, or the run keeps the high-water mark of every interval.
     malloc_trim(0);

@@ -15,13 +15,16 @@
 // the leaf). A frame without any name ends the chain there, as llvm-profgen stops at LLVM's
 // "<invalid>" name; an address in no subroutine gives an empty chain.
 //
-// Results are cached per address: symbolizing a hot address again is a hash lookup. Names point
-// into the DWARF string sections and live as long as the symbolizer. drop_caches() lets go of
-// what symbolizing built (the cache, each unit's address map and line table), so that a
-// symbolizer kept for a long run holds only what its construction read. Not thread-safe.
+// Results are cached per address: symbolizing a hot address again is a hash lookup. A unit's
+// address map and line table are built when an address in it is first asked about, and only
+// the kMaxDecodedUnits units decoded last keep theirs. Names point into the DWARF string
+// sections and live as long as the symbolizer. drop_caches() lets go of what symbolizing built
+// (the cache, the units' address maps and line tables), so that a symbolizer kept for a long
+// run holds only what its construction read. Not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -76,6 +79,8 @@ class DwarfSymbolizer {
 
   void scan_units();
   Unit* unit_for(uint64_t address) const;
+  // Before `unit` is decoded: frees the units decoded longest ago beyond kMaxDecodedUnits.
+  void make_room_for(const Unit* unit) const;
   InlineStack compute(uint64_t address) const;
 
   std::unique_ptr<DwarfFile> file_;
@@ -86,6 +91,9 @@ class DwarfSymbolizer {
   std::span<const uint8_t> debug_line_;
   mutable std::string line_table_error_;
   mutable std::unordered_map<uint64_t, InlineStack> cache_;
+  // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
+  static constexpr size_t kMaxDecodedUnits = 4;
+  mutable std::deque<uint32_t> decoded_;
 };
 
 }  // namespace profcollect

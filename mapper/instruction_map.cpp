@@ -181,7 +181,7 @@ size_t InstructionMap::decoded_spans() const {
 void InstructionMap::drop_decoded() {
   for (Span& span : impl_->spans) {
     span.decoded = false;
-    span.instructions = {};  // not clear(): the capacity is what is to be freed
+    span.instructions = std::vector<Instruction>();  // not clear() or `= {}`: they keep the capacity
   }
 }
 
