@@ -48,6 +48,10 @@ using InlineStack = std::vector<InlineFrame>;  // outermost first
 
 class DwarfSymbolizer {
  public:
+  // Units that keep their address map and line table at once (a few: addresses are mostly
+  // asked in address order, so a unit once left is rarely asked about again).
+  static constexpr size_t kMaxDecodedUnits = 4;
+
   // Reads the unit headers and every subprogram (for functions()). `preferred_base` is the
   // binary's (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
   // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
@@ -92,7 +96,6 @@ class DwarfSymbolizer {
   mutable std::string line_table_error_;
   mutable std::unordered_map<uint64_t, InlineStack> cache_;
   // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
-  static constexpr size_t kMaxDecodedUnits = 4;
   mutable std::deque<uint32_t> decoded_;
 };
 
