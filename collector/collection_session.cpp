@@ -170,10 +170,14 @@ bool CollectionSession::flush() {
       if (per_attr[i]) events.push_back(names[i]);
     }
     if (events.empty()) events.push_back(selection_.name);
+    const bool events_changed = events != written_events_;
     for (int32_t slot : pipeline_->profiled_slots()) {
       const ImageProfile& profile = *pipeline_->profile(slot);
       if (profile.samples() == 0 && !profile.has_branch_stacks()) continue;
-      const LoadedImage& image = *pipeline_->image(slot);
+      LoadedImage& image = *pipeline_->image(slot);
+      const std::string directory = image.identity().directory_name();
+      auto written = written_.find(directory);
+      if (!events_changed && written != written_.end() && written->second == profile.revision()) continue;
       BinaryProfileSnapshot s;
       s.identity = image.identity();
       s.fdata = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
@@ -193,22 +197,31 @@ bool CollectionSession::flush() {
       // not keep the others from being tried.
       try {
         store_->write_binary(s);
+        written_[directory] = profile.revision();
       } catch (const std::exception& e) {
         ok = false;
         report_failure(e.what());
       }
+      // What rendering decoded (instructions, inline chains, line tables) grows with every
+      // address the image's profile ever held; kept between flushes it would make a long-lived
+      // image's memory grow all run long. The next flush decodes again what it needs.
+      image.drop_caches();
     }
+    written_events_ = events;
     store_->write_collection(status());
     // Everything is on disk: images no process maps any more are released (a long run's state
     // stays bounded); their counts are read back from their directory if they come back. After
     // a failed write nothing is released: those counts exist only in memory.
     if (ok) {
       const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
-      for (const BinaryIdentity& id : released) store_->forget(id);
-      // Images are many small allocations made and freed together; give the freed pages back, or
-      // a run that meets new images all the time keeps the high-water mark of every interval.
-      if (!released.empty()) malloc_trim(0);
+      for (const BinaryIdentity& id : released) {
+        store_->forget(id);
+        written_.erase(id.directory_name());
+      }
     }
+    // Images and what rendering decoded are many small allocations made and freed together;
+    // give the freed pages back, or the run keeps the high-water mark of every interval.
+    malloc_trim(0);
   } catch (const std::exception& e) {
     // Keep everything in memory: the next flush writes it all.
     ok = false;

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/collection_engine.h"
@@ -94,6 +95,11 @@ class CollectionSession {
   std::unique_ptr<SamplePipeline> pipeline_;
   std::unique_ptr<CollectionEngine> engine_;
   RenderRequest render_;
+  // Per image directory, the profile revision its files hold, and the events they name: an
+  // image with nothing new since is not rendered again (a long-lived image that no longer runs
+  // costs nothing at a flush).
+  std::unordered_map<std::string, uint64_t> written_;
+  std::vector<std::string> written_events_;
   uint64_t start_ns_ = 0;
   bool stopped_ = false;
 };

@@ -54,6 +54,12 @@ class AutofdoBinary {
   // a function entry (llvm-profgen's getCalleeNameForAddress).
   std::string_view callee_name(uint64_t target) const;
 
+  // Frees the decoded instructions and the DWARF symbolizer's caches (a long-lived binary's grow
+  // with every address its profiles ever touched), and lets the kernel reclaim the pages of a
+  // separate debug file; they are decoded again on demand. Invalidates the Instructions and
+  // InlineStacks returned before.
+  void drop_caches();
+
  private:
   AutofdoBinary(std::shared_ptr<const ElfBinary> binary, std::unique_ptr<DwarfSymbolizer> symbolizer,
                 InstructionMap instructions)

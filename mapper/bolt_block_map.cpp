@@ -172,4 +172,11 @@ const BoltFunctionBlocks& BoltBlockMap::blocks(const FunctionSymbol& function) {
   return it->second;
 }
 
+void BoltBlockMap::drop_cached() {
+  impl_->cache = decltype(impl_->cache)();
+  impl_->decoded = decltype(impl_->decoded)();  // not `= {}`, which keeps the capacity
+}
+
+size_t BoltBlockMap::cached_functions() const { return impl_->cache.size(); }
+
 }  // namespace profcollect

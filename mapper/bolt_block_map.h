@@ -53,6 +53,10 @@ class BoltBlockMap {
 
   // The function's blocks, decoded on first use and cached. Not thread-safe.
   const BoltFunctionBlocks& blocks(const FunctionSymbol& function);
+  // Frees every function's cached blocks (decoded again on demand); invalidates the references
+  // returned before.
+  void drop_cached();
+  size_t cached_functions() const;
 
  private:
   struct Impl;

@@ -5,6 +5,7 @@
 #include <libelf.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <optional>
 
@@ -112,6 +113,7 @@ void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
 
 // The DIEs of one unit that code addresses resolve to, built on first use.
 struct DwarfSymbolizer::Unit {
+  uint32_t index = 0;  // in units_
   Dwarf_Die code_die;  // the unit's DIE tree (the split unit's for a skeleton)
   Dwarf_Die line_die;  // the DIE with DW_AT_stmt_list (the skeleton's for a split unit)
 
@@ -130,6 +132,15 @@ struct DwarfSymbolizer::Unit {
   std::optional<DwarfLineTable> lines;
 
   void build_address_map();
+  bool decoded() const { return mapped || lines.has_value(); }
+  // Frees the address map and line table (built again on demand). Assigned from new, empty
+  // objects: clear() (or `= {}`, which is assign()) would keep the capacity to be freed.
+  void release() {
+    subroutines = std::vector<Subroutine>();
+    address_map = std::map<uint64_t, std::pair<uint64_t, uint32_t>>();
+    mapped = false;
+    lines.reset();
+  }
   const Subroutine* subroutine_at(uint64_t address);
   Subroutine& resolve(uint32_t index);
   const DwarfLineTable& line_table(std::span<const uint8_t> debug_line, std::string& error);
@@ -238,6 +249,7 @@ void DwarfSymbolizer::scan_units() {
       unit->code_die = subdie;
     }
     const auto unit_index = static_cast<uint32_t>(units_.size());
+    unit->index = unit_index;
     for (const AddressRange& r : ranges_of(&cudie)) {
       if (r.begin < r.end) unit_ranges_.push_back(UnitRange{r.begin, r.end, unit_index});
     }
@@ -290,6 +302,32 @@ DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
   return nullptr;
 }
 
+void DwarfSymbolizer::drop_caches() {
+  // Assigned afresh rather than cleared: clear() keeps a hash table's buckets, and those are
+  // what grows with the addresses a long run has met.
+  cache_ = std::unordered_map<uint64_t, InlineStack>();
+  for (auto& unit : units_) unit->release();
+  decoded_ = std::deque<uint32_t>();
+}
+
+size_t DwarfSymbolizer::decoded_units() const {
+  return static_cast<size_t>(
+      std::count_if(units_.begin(), units_.end(), [](const std::unique_ptr<Unit>& u) { return u->decoded(); }));
+}
+
+void DwarfSymbolizer::make_room_for(const Unit* unit) const {
+  // A unit's address map holds every subroutine DIE of the unit, however few of its addresses
+  // are asked about: with inlined C++ that is megabytes per unit, and a profile touching a few
+  // hundred units would hold them all. Addresses are mostly asked in order, so the units decoded
+  // longest ago are the ones not needed any more (the per-address cache keeps their answers).
+  if (unit->decoded()) return;
+  while (decoded_.size() >= kMaxDecodedUnits) {
+    units_[decoded_.front()]->release();
+    decoded_.pop_front();
+  }
+  decoded_.push_back(unit->index);
+}
+
 const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   auto it = cache_.find(address);
   if (it != cache_.end()) return it->second;
@@ -300,6 +338,7 @@ InlineStack DwarfSymbolizer::compute(uint64_t address) const {
   InlineStack stack;
   Unit* unit = unit_for(address);
   if (unit == nullptr) return stack;
+  make_room_for(unit);
   const Unit::Subroutine* leaf = unit->subroutine_at(address);
   if (leaf == nullptr) return stack;
 

@@ -15,11 +15,16 @@
 // the leaf). A frame without any name ends the chain there, as llvm-profgen stops at LLVM's
 // "<invalid>" name; an address in no subroutine gives an empty chain.
 //
-// Results are cached per address: symbolizing a hot address again is a hash lookup. Names point
-// into the DWARF string sections and live as long as the symbolizer. Not thread-safe.
+// Results are cached per address: symbolizing a hot address again is a hash lookup. A unit's
+// address map and line table are built when an address in it is first asked about, and only
+// the kMaxDecodedUnits units decoded last keep theirs. Names point into the DWARF string
+// sections and live as long as the symbolizer. drop_caches() lets go of what symbolizing built
+// (the cache, the units' address maps and line tables), so that a symbolizer kept for a long
+// run holds only what its construction read. Not thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -43,6 +48,10 @@ using InlineStack = std::vector<InlineFrame>;  // outermost first
 
 class DwarfSymbolizer {
  public:
+  // Units that keep their address map and line table at once (a few: addresses are mostly
+  // asked in address order, so a unit once left is rarely asked about again).
+  static constexpr size_t kMaxDecodedUnits = 4;
+
   // Reads the unit headers and every subprogram (for functions()). `preferred_base` is the
   // binary's (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
   // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
@@ -52,11 +61,16 @@ class DwarfSymbolizer {
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
 
   const InlineStack& symbolize(uint64_t address) const;
+  // Frees the per-address cache and every unit's address map and line table; they are built
+  // again on demand. Invalidates the InlineStacks returned before (not the names they hold).
+  void drop_caches();
 
   const DwarfFunctionIndex& functions() const { return functions_; }
   const DwarfFile& file() const { return *file_; }
   size_t unit_count() const { return units_.size(); }
   size_t cached_addresses() const { return cache_.size(); }
+  // Units whose address map or line table is built (what drop_caches() frees).
+  size_t decoded_units() const;
   // The first line table that could not be read ("" when none): its units' lines read as 0.
   const std::string& line_table_error() const { return line_table_error_; }
 
@@ -69,6 +83,8 @@ class DwarfSymbolizer {
 
   void scan_units();
   Unit* unit_for(uint64_t address) const;
+  // Before `unit` is decoded: frees the units decoded longest ago beyond kMaxDecodedUnits.
+  void make_room_for(const Unit* unit) const;
   InlineStack compute(uint64_t address) const;
 
   std::unique_ptr<DwarfFile> file_;
@@ -79,6 +95,8 @@ class DwarfSymbolizer {
   std::span<const uint8_t> debug_line_;
   mutable std::string line_table_error_;
   mutable std::unordered_map<uint64_t, InlineStack> cache_;
+  // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
+  mutable std::deque<uint32_t> decoded_;
 };
 
 }  // namespace profcollect

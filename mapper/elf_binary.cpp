@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -63,6 +64,19 @@ std::shared_ptr<const ElfBinary> ElfBinary::open(const std::string& path) {
   binary->read_build_id();
   binary->read_debuglink();
   return binary;
+}
+
+void ElfBinary::release_file_pages() const {
+  // libelf maps the whole file (ELF_C_READ_MMAP); elf_rawfile() gives that mapping. Should it
+  // have read the file into memory instead, the advice only makes the kernel swap what it can
+  // (MADV_PAGEOUT never discards contents, unlike MADV_DONTNEED), so either way is sound.
+  size_t size = 0;
+  char* raw = elf_rawfile(elf_, &size);
+  if (raw == nullptr || size == 0) return;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(raw) + size;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
 }
 
 ElfBinary::~ElfBinary() {

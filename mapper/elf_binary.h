@@ -91,6 +91,12 @@ class ElfBinary {
   // The section's bytes in the file (empty for SHT_NOBITS). Valid while this object lives.
   std::span<const uint8_t> section_bytes(const ElfSection& section) const;
 
+  // Lets the kernel reclaim the pages of the file this object has read (MADV_PAGEOUT): a long
+  // run keeps an image open between flushes, and the sections read at the last flush (symbols,
+  // debug info) would otherwise stay resident however rarely they are needed. Contents never
+  // change: a page is read again from the file when next touched. Best effort, nothing thrown.
+  void release_file_pages() const;
+
   // libelf handle, for the symbol and debug-info readers in this module. Never null.
   struct ::Elf* elf() const { return elf_; }
 

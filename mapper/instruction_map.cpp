@@ -178,4 +178,11 @@ size_t InstructionMap::decoded_spans() const {
                                            [](const Span& s) { return s.decoded; }));
 }
 
+void InstructionMap::drop_decoded() {
+  for (Span& span : impl_->spans) {
+    span.decoded = false;
+    span.instructions = std::vector<Instruction>();  // not clear() or `= {}`: they keep the capacity
+  }
+}
+
 }  // namespace profcollect

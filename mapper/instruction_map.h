@@ -54,6 +54,9 @@ class InstructionMap {
   bool crosses_unconditional_branch(uint64_t begin, uint64_t end) const;
 
   size_t decoded_spans() const;
+  // Frees every decoded span; a span is decoded again the next time it is asked about.
+  // Invalidates the Instructions returned before.
+  void drop_decoded();
 
  private:
   struct Impl;

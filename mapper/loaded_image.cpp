@@ -113,6 +113,14 @@ BoltBlockMap* LoadedImage::blocks() const {
   return blocks_.get();
 }
 
+void LoadedImage::drop_caches() {
+  // Only what was decoded on demand goes: the symbols and the debug-info index stay, as reading
+  // them again would cost a whole pass over the file at every flush.
+  if (debug_) debug_->drop_caches();
+  if (blocks_) blocks_->drop_cached();
+  elf_->release_file_pages();
+}
+
 std::vector<std::string> LoadedImage::take_warnings() {
   std::vector<std::string> w;
   w.swap(warnings_);

@@ -61,6 +61,12 @@ class LoadedImage {
   // Null when the executable code cannot be split into BOLT's blocks.
   BoltBlockMap* blocks() const;
 
+  // Frees what making profiles decoded on demand (instructions, DWARF inline chains and line
+  // tables, BOLT blocks), keeping what was read when the image was opened, and lets the kernel
+  // reclaim the file pages read; all is read again the next time a profile needs it. A long run calls it after each flush, so that an image it
+  // keeps holds no more than its symbols and debug-info index, however many addresses it met.
+  void drop_caches();
+
   // Warnings not yet taken (each said once per image).
   std::vector<std::string> take_warnings();
 

@@ -5,6 +5,7 @@
 namespace profcollect {
 
 void ImageProfile::add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns) {
+  ++revision_;
   ips_.add(vaddr, count);
   if (time_ns) {
     if (first_ns_ == 0 || time_ns < first_ns_) first_ns_ = time_ns;
@@ -22,6 +23,7 @@ void ImageProfile::prepare_branches() {
 
 void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges,
                                     uint64_t count) {
+  ++revision_;
   if (!branches_) prepare_branches();
   branches_->bolt.add_stack(bolt, count);
   branches_->stacks += count;
@@ -29,6 +31,7 @@ void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt, std:
 }
 
 void ImageProfile::merge(const ImageProfile& other) {
+  ++revision_;
   ips_.merge(other.ips_);
   if (other.first_ns_ && (first_ns_ == 0 || other.first_ns_ < first_ns_)) first_ns_ = other.first_ns_;
   last_ns_ = std::max(last_ns_, other.last_ns_);

@@ -35,6 +35,9 @@ class ImageProfile {
   uint64_t first_ns() const { return first_ns_; }  // Unix epoch; 0 when unknown
   uint64_t last_ns() const { return last_ns_; }
   bool has_branch_stacks() const { return branches_ != nullptr; }
+  // Changes whenever something is added: a profile whose revision is the one written last time
+  // need not be written again.
+  uint64_t revision() const { return revision_; }
   // The branch samples so far, with their ranges; empty without branch stacks.
   BranchSamples branch_samples() const;
 
@@ -45,6 +48,7 @@ class ImageProfile {
   bool count_ranges_;
   IpProfile ips_;
   uint64_t first_ns_ = 0, last_ns_ = 0;
+  uint64_t revision_ = 0;
   std::unique_ptr<BranchSamples> branches_;       // made when a stack first touches the image
   std::unique_ptr<BranchStackCounter> counter_;   // null without debug info
 };

@@ -12,7 +12,10 @@
 # on disk for the next 50 processes, so that it can still be opened when its records are read).
 # profcollect's VmRSS is read every second. Growth = (largest RSS after the warm-up - RSS at
 # the end of the warm-up) / RSS at the end of the warm-up; it must stay under 5%: an image no
-# process maps any more is released once its profile is flushed.
+# process maps any more is released once its profile is flushed, and what rendering decoded for
+# an image still mapped is freed after each flush. The run is system-wide: whatever else runs on
+# the machine meanwhile is profiled too and counts in the figures (a large program with debug
+# info that starts after the warm-up adds its rendering to the peak).
 #
 # Exit status: 0 target met; 3 target missed; 1 a run failed; 2 usage or missing tools.
 set -eu

@@ -2,7 +2,8 @@
 // program): a match by name made before the recording's build-id table arrives (pipe mode) is
 // provisional and is settled by it; a selected file that cannot be opened is counted as
 // unreadable_binary, not as a build-id mismatch; images no process maps any more are released
-// and their Dso indices reused.
+// and their Dso indices reused; a long run of short-lived processes, each with an image of its
+// own, leaves no process, file, image or counter behind.
 #include <gtest/gtest.h>
 
 #include <limits.h>
@@ -65,6 +66,23 @@ struct Recording {
     return s;
   }
   uint64_t vaddr(uint64_t delta) const { return exec.vaddr + delta; }
+};
+
+// Symbolic links to one file under a directory of their own, removed with it.
+class TempFiles {
+ public:
+  TempFiles() : dir_(::testing::TempDir() + "/profcollect-links-" + std::to_string(getpid())) {
+    std::filesystem::create_directories(dir_);
+  }
+  ~TempFiles() { std::filesystem::remove_all(dir_); }
+  std::string symlink_to(const std::string& target, const std::string& name) const {
+    const std::string link = dir_ + "/" + name;
+    std::filesystem::create_symlink(target, link);
+    return link;
+  }
+
+ private:
+  std::string dir_;
 };
 
 BuildIdEntry entry(const std::string& path, const BuildId& id) {
@@ -199,6 +217,58 @@ TEST_F(SamplePipelineTest, ImagesNoProcessMapsAreReleasedAndTheirIndicesReused) 
   }
   EXPECT_EQ(pipeline.processes().dsos().size(), 1u) << "indices are reused";
   EXPECT_EQ(pipeline.slot_count(), 1u) << "slots are reused";
+}
+
+TEST_F(SamplePipelineTest, ShortLivedProcessesWithImagesOfTheirOwnLeaveNoStateBehind) {
+  // Each process maps a file of its own (its own path: another image and profile directory) and
+  // exits; the pipeline is released every few processes, as a flush does, with some processes
+  // still running. Whatever is kept per process, file or image must not add up over the run.
+  TempFiles links;
+  BinarySelection all;
+  all.all = true;
+  MappedImageSelector selector(all);
+  SamplePipeline pipeline(selector, PipelineOptions{});
+  Recording rec(*target_->elf());
+  constexpr uint32_t kParent = 4100000, kProcesses = 300, kReleaseEvery = 7;
+  size_t most_dsos = 0, most_slots = 0, most_processes = 0;
+  for (uint32_t i = 0; i < kProcesses; ++i) {
+    const uint32_t pid = kParent + 1 + i;
+    const std::string link = links.symlink_to(path_, "image" + std::to_string(i));
+    TaskRecord fork;
+    fork.pid = fork.tid = pid;
+    fork.ppid = fork.ptid = kParent;
+    pipeline.consume(fork);
+    CommRecord exec;
+    exec.pid = exec.tid = pid;
+    exec.exec = true;
+    exec.comm = "worker";
+    pipeline.consume(exec);
+    pipeline.consume(rec.mmap(pid, link));
+    pipeline.add_sample(rec.sample(pid, 0x10));
+    TaskRecord thread_exit;  // a thread's exit alone ends nothing
+    thread_exit.is_exit = true;
+    thread_exit.pid = pid;
+    thread_exit.tid = pid + 1000000;
+    pipeline.consume(thread_exit);
+    TaskRecord exit;
+    exit.is_exit = true;
+    exit.pid = exit.tid = pid;
+    pipeline.consume(exit);
+    if (i % kReleaseEvery == kReleaseEvery - 1) pipeline.release_unmapped();
+    most_dsos = std::max(most_dsos, pipeline.processes().dsos().size());
+    most_slots = std::max(most_slots, pipeline.slot_count());
+    most_processes = std::max(most_processes, pipeline.processes().process_count());
+  }
+  pipeline.release_unmapped();
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], kProcesses) << "every sample was profiled";
+  EXPECT_EQ(pipeline.processes().process_count(), 0u);
+  EXPECT_EQ(pipeline.processes().live_dso_count(), 0u);
+  EXPECT_TRUE(pipeline.counts().per_dso.empty());
+  EXPECT_TRUE(pipeline.profiled_slots().empty());
+  // Between two releases at most kReleaseEvery files and images were met.
+  EXPECT_LE(most_dsos, kReleaseEvery);
+  EXPECT_LE(most_slots, kReleaseEvery);
+  EXPECT_LE(most_processes, 1u);
 }
 
 }  // namespace
