@@ -90,7 +90,11 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
   EXPECT_GT(stats.functions, 1u);
 
   const std::string expected = reference();
-  ASSERT_TRUE(expected.starts_with(GetParam().hot_function + ":")) << expected;
+  // The judge's profile holds the program's hot function (so the comparison is not a trivial
+  // one). Not necessarily first: in `vec` a static initializer whose inlined code is the hot
+  // loop's can total one sample more.
+  const std::string head = GetParam().hot_function + ":";
+  ASSERT_TRUE(expected.starts_with(head) || expected.find("\n" + head) != std::string::npos) << expected;
   EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), expected));
 
   // A long run drops what rendering decoded after each flush: nothing may stay decoded, and the
