@@ -1,5 +1,6 @@
 #include "collector/record_decoder.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -206,16 +207,30 @@ void RecordDecoder::decode(const RawRecord& r, Record& out) {
       m.len = c.u64();
       m.pgoff = c.u64();
       if (m.is_mmap2) {
-        if (r.misc & abi::kMiscMmapBuildId) {
-          uint8_t size = c.read<uint8_t>();
-          c.skip(3);
-          auto id = c.bytes(BuildId::kMaxSize);
-          m.build_id = BuildId(id.first(std::min<size_t>(size, BuildId::kMaxSize)));
+        // The 24 bytes are either {maj, min, ino, ino_generation} or {build_id_size, 3
+        // reserved, build_id[20]}, told apart by PERF_RECORD_MISC_MMAP_BUILD_ID alone. The
+        // kernel sets that bit in a record it shares among every event watching the mapping
+        // and never clears it: once one event asks for build-ids (attr.build_id), an event
+        // that does not, output after it, gets the bit over a device/inode body (seen on 6.18,
+        // a perf record beside a build-id-taking profiler). A real build-id body has a size of
+        // 1 to 20, zero reserved bytes and zeros after the id; anything else is read as the
+        // device/inode it is, and the file is then matched by name.
+        const std::span<const uint8_t> body = c.bytes(24);
+        const size_t id_size = body[0];
+        const bool build_id_body = (r.misc & abi::kMiscMmapBuildId) && id_size >= 1 &&
+                                   id_size <= BuildId::kMaxSize && body[1] == 0 && body[2] == 0 &&
+                                   body[3] == 0 &&
+                                   std::all_of(body.begin() + 4 + id_size, body.end(),
+                                               [](uint8_t b) { return b == 0; });
+        if (build_id_body) {
+          m.build_id = BuildId(body.subspan(4, id_size));
         } else {
-          m.maj = c.u32();
-          m.min = c.u32();
-          m.ino = c.u64();
-          m.ino_generation = c.u64();
+          ByteCursor ids(body, "record");
+          m.maj = ids.u32();
+          m.min = ids.u32();
+          m.ino = ids.u64();
+          m.ino_generation = ids.u64();
+          m.build_id_flag_ignored = (r.misc & abi::kMiscMmapBuildId) != 0;
         }
         m.prot = c.u32();
         m.flags = c.u32();

@@ -25,8 +25,11 @@ RecordIntake::Step RecordIntake::next(RawRecord& raw, uint64_t& time) {
 }
 
 void note_decoded_record(PerfSessionState& state, const RawRecord& raw, const Record& record) {
-  if (const auto* m = std::get_if<MmapRecord>(&record); m && !m->build_id.empty())
+  const auto* m = std::get_if<MmapRecord>(&record);
+  if (!m) return;
+  if (!m->build_id.empty())
     state.add_build_id(BuildIdEntry{m->pid, raw.misc, m->build_id, std::string(m->filename)});
+  if (m->build_id_flag_ignored) ++state.info().mmap2_false_build_id_flags;
 }
 
 }  // namespace profcollect

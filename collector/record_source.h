@@ -46,6 +46,9 @@ struct SessionInfo {
   // The header says there is a build-id table, but it could not be read whole (a file cut short
   // in its feature area): files may then be matched by name only.
   bool build_id_table_damaged = false;
+  // MMAP2 records flagged as carrying a build-id over a device/inode body (a kernel fault, see
+  // RecordDecoder): their files are matched by name.
+  uint64_t mmap2_false_build_id_flags = 0;
   std::string hostname, os_release, arch, perf_version;
   std::vector<std::string> cmdline;
 };

@@ -81,6 +81,9 @@ struct MmapRecord {
   uint64_t ino = 0, ino_generation = 0;
   uint32_t prot = 0, flags = 0;
   BuildId build_id;  // empty unless the record carried one
+  // MMAP2 flagged as carrying a build-id whose body is not one (the kernel's stale misc bit):
+  // read as device/inode, matched by name.
+  bool build_id_flag_ignored = false;
   std::string_view filename;
 };
 

@@ -205,10 +205,16 @@ int run_convert(const ConvertOptions& o) {
   }
 
   if (selector.matched_by_name() && !build_id.empty() && !o.quiet) {
+    const SessionInfo& session = source->session();
+    const std::string why =
+        session.build_id_table_damaged ? std::string("its build-id table is damaged (the file is cut short)")
+        : session.mmap2_false_build_id_flags
+            ? std::to_string(session.mmap2_false_build_id_flags) +
+                  " of its MMAP2 records are flagged as carrying a build-id but hold a device and inode "
+                  "(the kernel does so when another tool records build-ids at the same time)"
+            : std::string("it records no build-id for the file");
     std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n", input.c_str(),
-                 source->session().build_id_table_damaged ? "its build-id table is damaged (the file is cut short)"
-                                                          : "it records no build-id for the file",
-                 o.binary.c_str());
+                 why.c_str(), o.binary.c_str());
   }
   std::vector<std::string> events;
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {

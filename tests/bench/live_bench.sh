@@ -15,7 +15,10 @@
 #    and frequency, for the same duration. Each runs under /usr/bin/time, which reports its own
 #    user+sys time (not the workload's). CPU time / samples taken (samples + lost) of each; the
 #    ratio profcollect / perf must be at most 0.5. perf record runs with -N (no copy into
-#    ~/.debug) but otherwise as a user would run it, build-id processing at the end included.
+#    ~/.debug) and --buildid-mmap: build-ids come in the kernel's MMAP2 records, as
+#    profcollect takes them (without it, the kernel flags perf's records as carrying a
+#    build-id over a device/inode body while profcollect watches the same process, and perf
+#    6.1 aborts reading them).
 # 2. Memory. A workload that loads and unloads four libraries without end (live_dlloop, ~150
 #    dlopen/dlclose a second, every one a new MMAP2 record) runs under profcollect --pid with
 #    the libraries named by --binary and a 5 s flush interval; profcollect's VmRSS is read every
@@ -84,7 +87,7 @@ sleep 0.5
     "$profcollect" -q -e cpu-clock -F "$freq" --duration "$cpu_seconds" -o "$work/pc.out" --pid "$spin" &
 pc=$!
 /usr/bin/time -f "%U %S" -o "$work/perf.time" \
-    perf record -q -N -e cpu-clock -F "$freq" -o "$work/perf.data" -p "$spin" -- sleep "$cpu_seconds" \
+    perf record -q -N --buildid-mmap -e cpu-clock -F "$freq" -o "$work/perf.data" -p "$spin" -- sleep "$cpu_seconds" \
     >"$work/perf.log" 2>&1 &
 pr=$!
 status=0

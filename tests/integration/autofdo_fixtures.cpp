@@ -20,6 +20,7 @@ FixtureSet& autofdo_set() {
   static FixtureSet set({.name = "autofdo", .script = "make_autofdo_fixtures.sh", .source_folder = "autofdo_src"});
   return set;
 }
+[[maybe_unused]] const bool autofdo_set_registered = register_fixture_set(&autofdo_set);
 
 }  // namespace
 

@@ -23,7 +23,7 @@ class BranchEventCli : public ::testing::Test {
   }
   // Whether `perf record ARGS -- true` opens its event here.
   bool perf_opens(const std::vector<std::string>& event_args) {
-    std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-o", (dir_ / "perf.data").string()};
+    std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-B", "-o", (dir_ / "perf.data").string()};
     argv.insert(argv.end(), event_args.begin(), event_args.end());
     argv.insert(argv.end(), {"--", "true"});
     return run_command(argv).exit_code == 0;

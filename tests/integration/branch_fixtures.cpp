@@ -13,6 +13,7 @@ FixtureSet& branch_set() {
                          .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
   return set;
 }
+[[maybe_unused]] const bool branch_set_registered = register_fixture_set(&branch_set);
 
 }  // namespace
 

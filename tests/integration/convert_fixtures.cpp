@@ -9,6 +9,7 @@ FixtureSet& convert_set() {
   static FixtureSet set({.name = "convert", .script = "make_convert_fixtures.sh", .source_folder = "src"});
   return set;
 }
+[[maybe_unused]] const bool convert_set_registered = register_fixture_set(&convert_set);
 
 }  // namespace
 

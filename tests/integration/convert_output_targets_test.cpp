@@ -91,7 +91,9 @@ TEST_F(ConvertOutputTargetsTest, ReplacedFileKeepsItsModeAndOwner) {
   write_file(out, "old profile\n");
   ASSERT_EQ(::chmod(out.c_str(), 0640), 0);
   const bool root = ::geteuid() == 0;
-  if (root) ASSERT_EQ(::chown(out.c_str(), 4321, 4322), 0);
+  if (root) {
+    ASSERT_EQ(::chown(out.c_str(), 4321, 4322), 0);
+  }
   const ProfcollectRun r = run_profcollect(convert_to(out.string()));
   ASSERT_EQ(r.run.exit_code, 0) << r.describe();
   EXPECT_EQ(read_file(out), expected);

@@ -216,7 +216,7 @@ void compare(const Fields& perf, const Fields& ours, const std::set<std::string>
 }
 
 Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), event_args.begin(), event_args.end());
   argv.insert(argv.end(), {"--", "true"});
   const test::CommandResult r = test::run_command(argv);
@@ -227,7 +227,7 @@ Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& 
 // For events this machine lacks (no PMU here): perf prints the attr it asks for, then fails to
 // open it, so only the printed attr is taken.
 Fields perf_attr_printed_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), event_args.begin(), event_args.end());
   argv.insert(argv.end(), {"--", "true"});
   const Fields f = parse_first_attr(test::run_command(argv).err);
@@ -473,7 +473,7 @@ TEST_F(EventAttrVsPerf, RawEventWithoutBranchStack) {
 // which for an event that never counts changes nothing; at the default it keeps period 1.
 
 std::vector<Fields> perf_attrs_for(const std::vector<std::string>& args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--", "true"});
   const test::CommandResult r = test::run_command(argv);

@@ -37,6 +37,7 @@ test::FixtureSet& branch_bolt_set() {
                                .source_folder = "branch_bolt_src"});
   return set;
 }
+[[maybe_unused]] const bool branch_bolt_set_registered = test::register_fixture_set(&branch_bolt_set);
 
 const fs::path& fixtures_dir() { return branch_bolt_set().status().dir; }
 

@@ -110,4 +110,18 @@ FixtureStatus FixtureSet::generate() const {
   return status;
 }
 
+namespace {
+std::vector<FixtureSet& (*)()>& fixture_set_registry() {
+  static std::vector<FixtureSet& (*)()> registry;
+  return registry;
+}
+}  // namespace
+
+bool register_fixture_set(FixtureSet& (*accessor)()) {
+  fixture_set_registry().push_back(accessor);
+  return true;
+}
+
+const std::vector<FixtureSet& (*)()>& registered_fixture_sets() { return fixture_set_registry(); }
+
 }  // namespace profcollect::test

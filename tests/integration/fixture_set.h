@@ -66,4 +66,13 @@ class FixtureSet {
   FixtureStatus status_;
 };
 
+// Every set of the test program, each by its accessor: a file that defines a set registers it
+// at static initialization (`const bool registered = register_fixture_set(&my_set);`), so that
+// the ctest setup step (fixture_generation_test.cpp) makes them all before any test runs. Made
+// there, no set is generated while another test collects: a perf record of a script then
+// never runs beside a profcollect that takes build-ids (which makes perf 6.1's own build-id
+// pass abort, see convert_stale_build_id_flag_test.cpp), and no test's timing includes a build.
+bool register_fixture_set(FixtureSet& (*accessor)());
+const std::vector<FixtureSet& (*)()>& registered_fixture_sets();
+
 }  // namespace profcollect::test

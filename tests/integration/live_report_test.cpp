@@ -134,7 +134,7 @@ TEST_F(LiveReportTest, DamagedOrForeignDirectoriesAreRefused) {
   // `perf record --threads` writes a directory too: still read as perf.data.
   if (have_executable("perf")) {
     const fs::path threads = tmp / "threads.data";
-    const std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-e", "cpu-clock", "--threads",
+    const std::vector<std::string> argv = {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "--threads",
                                            "-o", threads.string(), "--", spin.string(), "a", "0.3"};
     const CommandResult recorded = run_command(argv);
     if (recorded.exit_code == 0 && fs::is_directory(threads)) {

@@ -29,6 +29,7 @@ FixtureSet& live_set() {
                          .timeout = std::chrono::seconds(300)});
   return set;
 }
+[[maybe_unused]] const bool live_set_registered = register_fixture_set(&live_set);
 
 std::optional<uint64_t> parse_number(std::string_view text, int base) {
   if (text.empty()) return std::nullopt;
@@ -281,7 +282,11 @@ std::vector<fs::path> profile_dirs(const fs::path& out, const std::string& basen
 
 CommandResult perf_record(const fs::path& data, const std::vector<std::string>& record_args,
                           unsigned frequency) {
-  std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-e", "cpu-clock", "-F",
+  // --buildid-mmap: the build-ids come in perf's own MMAP2 records. Without it, a profcollect
+  // running at the same time (it takes build-ids) makes the kernel flag perf's records as
+  // carrying one over a device/inode body, and perf 6.1 aborts reading them (see
+  // convert_stale_build_id_flag_test.cpp).
+  std::vector<std::string> argv = {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "-F",
                                    std::to_string(frequency), "-o", data.string()};
   argv.insert(argv.end(), record_args.begin(), record_args.end());
   CommandResult r = run_command(argv, {.cwd = {}, .timeout = kPatience});
@@ -326,6 +331,29 @@ std::string share_table(const std::map<std::string, uint64_t>& ours, uint64_t ou
     text << "  " << (name.empty() ? "[unknown]" : name) << ": ours " << row.first << "% vs "
          << row.second << "%\n";
   return text.str();
+}
+
+// Sends `command` through perf record's control FIFO and waits for its "ack". perf opens the
+// FIFOs itself, so the open is retried until it has (ENXIO: no reader yet).
+bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& command) {
+  int fd = -1;
+  if (!wait_until([&] { return (fd = ::open(ctl.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, kPatience))
+    return false;
+  const std::string line = command + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  ::close(fd);
+  if (!written) return false;
+  const int ack_fd = ::open(ack.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (ack_fd < 0) return false;
+  std::string got;
+  const bool acked = wait_until([&] {
+    char buf[64];
+    const ssize_t n = ::read(ack_fd, buf, sizeof buf);
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+    return got.find("ack") != std::string::npos;
+  }, kPatience);
+  ::close(ack_fd);
+  return acked;
 }
 
 }  // namespace profcollect::test

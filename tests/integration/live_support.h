@@ -143,4 +143,8 @@ inline double points(uint64_t part, uint64_t whole) {
 std::string share_table(const std::map<std::string, uint64_t>& ours, uint64_t our_total,
                         const std::map<std::string, uint64_t>& theirs, uint64_t their_total);
 
+// Sends `command` ("enable", ...) through perf record's --control FIFOs `ctl` and `ack` and
+// waits for perf's "ack"; false when perf does not open them or answer within kPatience.
+bool perf_control(const std::filesystem::path& ctl, const std::filesystem::path& ack, const std::string& command);
+
 }  // namespace profcollect::test

@@ -42,7 +42,7 @@ TEST(PerfDataReaderAllocationTest, NoAllocationPerRecordOnceWarm) {
       auto rec = sample(s, a);
       records.insert(records.end(), rec.begin(), rec.end());
       if (i % 50 == 0) {
-        auto m = mmap2(Mmap2{.pid = 7, .tid = 7, .start = 0x400000, .len = 0x1000, .file = "/bin/x"},
+        auto m = mmap2(Mmap2{.pid = 7, .tid = 7, .start = 0x400000, .len = 0x1000, .build_id = {}, .file = "/bin/x"},
                        SampleId{.pid = 7, .tid = 7, .time = t, .id = 1}, a);
         records.insert(records.end(), m.begin(), m.end());
       }

@@ -29,6 +29,7 @@ FixtureSet& variants_set() {
   static FixtureSet set({.name = "variants", .script = "make_perf_data_variants.sh"});
   return set;
 }
+[[maybe_unused]] const bool variants_set_registered = register_fixture_set(&variants_set);
 
 const fs::path& fixtures_dir() { return variants_set().status().dir; }
 

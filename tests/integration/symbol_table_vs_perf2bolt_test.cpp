@@ -40,6 +40,7 @@ test::FixtureSet& symbols_set() {
       {.name = "symbols", .script = "make_symbol_fixtures.sh", .source_folder = "src/symbols"});
   return set;
 }
+[[maybe_unused]] const bool symbols_set_registered = test::register_fixture_set(&symbols_set);
 
 std::string fixtures_dir() { return symbols_set().status().dir.string(); }
 

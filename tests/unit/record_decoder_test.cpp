@@ -339,6 +339,59 @@ TEST(RecordDecoderTest, SampleIdAllTrailersOnEveryNonSampleRecord) {
   EXPECT_EQ(o.time, 5555u);
 }
 
+// The kernel shares one MMAP2 record among every event watching a mapping and leaves
+// PERF_RECORD_MISC_MMAP_BUILD_ID set in it once an event with attr.build_id has been written:
+// an event without build-ids gets the bit over its {maj, min, ino, ino_generation} body. The
+// first case is the record a perf record got for a dlopen'ed library while a build-id-taking
+// collector watched the same process (kernel 6.18): maj 254, so a "build_id_size" of 254.
+TEST(RecordDecoderTest, Mmap2BuildIdFlagOverADeviceAndInodeBodyIsReadAsTheDevice) {
+  const Attr a = trailer_attr();
+  Session session({{a, {0x99}}});
+  constexpr uint16_t kFlagged = 2 | (1 << 14);
+  Mmap2 spec{.pid = 5, .tid = 5, .start = 0x7f0000000000, .len = 0x1000, .pgoff = 0x1000, .maj = 254,
+             .min = 0, .ino = 5415248, .ino_generation = 381501637, .build_id = {}, .prot = 5, .flags = 2,
+             .file = "/lib/liblive_plug.so"};
+  auto big_major = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a, kFlagged)));
+  EXPECT_TRUE(big_major.build_id.empty());
+  EXPECT_TRUE(big_major.build_id_flag_ignored);
+  EXPECT_EQ(big_major.maj, 254u);
+  EXPECT_EQ(big_major.ino, 5415248u);
+  EXPECT_EQ(big_major.ino_generation, 381501637u);
+  EXPECT_EQ(big_major.filename, "/lib/liblive_plug.so");
+
+  // A disk major within a build-id's size (8, sd): the generation after the "id" gives it away.
+  spec.maj = 8;
+  spec.min = 1;
+  auto small_major = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a, kFlagged)));
+  EXPECT_TRUE(small_major.build_id.empty());
+  EXPECT_TRUE(small_major.build_id_flag_ignored);
+  EXPECT_EQ(small_major.maj, 8u);
+  EXPECT_EQ(small_major.min, 1u);
+
+  // Device 0 (overlay, btrfs subvolumes): size 0 is no build-id either.
+  spec.maj = 0;
+  spec.ino_generation = 0;
+  auto zero_major = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a, kFlagged)));
+  EXPECT_TRUE(zero_major.build_id.empty());
+  EXPECT_EQ(zero_major.ino, 5415248u);
+
+  // Real build-ids of every common length still decode: 20 (sha1), 16 (md5, uuid), 8 (lld fast).
+  for (size_t n : {20u, 16u, 8u}) {
+    Mmap2 with_id = spec;
+    with_id.build_id.assign(n, 0);
+    for (size_t i = 0; i < n; ++i) with_id.build_id[i] = static_cast<uint8_t>(0xa0 + i);
+    auto m = std::get<MmapRecord>(session.decode(mmap2(with_id, kTrailer, a)));
+    EXPECT_EQ(m.build_id.size(), n);
+    EXPECT_EQ(m.build_id.bytes()[0], 0xa0);
+    EXPECT_FALSE(m.build_id_flag_ignored);
+    EXPECT_EQ(m.ino, 0u);
+  }
+  // The record is not unflagged without the bit: a body that would pass as a build-id is a
+  // device then.
+  auto unflagged = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a)));
+  EXPECT_FALSE(unflagged.build_id_flag_ignored);
+}
+
 // PERF_RECORD_AUX exactly as include/uapi/linux/perf_event.h lays it out, written byte by byte:
 //   struct { struct perf_event_header header; u64 aux_offset; u64 aux_size; u64 flags;
 //            struct sample_id sample_id; };
