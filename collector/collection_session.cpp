@@ -93,6 +93,7 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
     engine_ = std::make_unique<PerfEngine>(selection_, PerfEngineOptions{settings_.target, settings_.mmap_pages});
   }
   PipelineOptions po;
+  if (settings_.target.kind == TargetKind::SystemWide) po.excluded_pid = static_cast<uint32_t>(::getpid());
   if (auto offset = engine_->time_to_epoch()) {
     po.sample_times = true;
     po.time_to_epoch = *offset;
@@ -131,6 +132,7 @@ nlohmann::ordered_json CollectionSession::status() const {
     j["period"] = selection_.rate.value;
   }
   j["samples"] = counts.samples;
+  if (settings_.target.kind == TargetKind::SystemWide) j["own_samples"] = counts.excluded;
   if (records_branch_stack(selection_.engine)) j["branch_stacks"] = counts.branch_stacks;
   j["lost"] = c.lost_samples;
   j["lost_records"] = c.lost_records;

@@ -43,6 +43,10 @@ void SamplePipeline::consume(const Record& record, uint64_t count) {
 
 void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   if (options_.pid && s.pid != *options_.pid) return;
+  if (options_.excluded_pid && s.pid == *options_.excluded_pid) {
+    counts_.excluded += count;
+    return;
+  }
   counts_.samples += count;
   if (counts_.per_attr.size() <= s.attr_index) counts_.per_attr.resize(s.attr_index + 1);
   counts_.per_attr[s.attr_index] += count;

@@ -22,6 +22,10 @@ namespace profcollect {
 
 struct PipelineOptions {
   std::optional<uint32_t> pid;  // only this process's samples
+  // A process whose samples are counted apart (PipelineCounts::excluded) and go nowhere else:
+  // the collector's own, in a system-wide collection. Profiling itself would make each flush
+  // render the collector's own (large) debug info, whose samples the rendering adds to.
+  std::optional<uint32_t> excluded_pid;
   // Count branch stacks (as BOLT counts them), and also as llvm-profgen's ranges.
   bool branch_stacks = true;
   bool branch_ranges = true;
@@ -33,6 +37,7 @@ struct PipelineOptions {
 
 struct PipelineCounts {
   uint64_t samples = 0;        // samples taken in (after the pid filter), weighted
+  uint64_t excluded = 0;       // samples of PipelineOptions::excluded_pid, not in `samples`
   uint64_t branch_stacks = 0;  // of which carried a branch stack
   uint64_t lost = 0;           // PERF_RECORD_LOST and LOST_SAMPLES
   uint64_t throttled = 0;

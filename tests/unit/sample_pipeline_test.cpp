@@ -3,7 +3,8 @@
 // provisional and is settled by it; a selected file that cannot be opened is counted as
 // unreadable_binary, not as a build-id mismatch; images no process maps any more are released
 // and their Dso indices reused; a long run of short-lived processes, each with an image of its
-// own, leaves no process, file, image or counter behind.
+// own, leaves no process, file, image or counter behind; the excluded process (the collector's
+// own, system-wide) is counted apart and profiled nowhere.
 #include <gtest/gtest.h>
 
 #include <limits.h>
@@ -183,6 +184,28 @@ TEST_F(SamplePipelineTest, AnUnreadableSelectedFileIsNotABuildIdMismatch) {
   const auto warnings = pipeline.take_warnings();
   EXPECT_EQ(warnings.size(), 3u);
   std::remove(not_elf.c_str());
+}
+
+TEST_F(SamplePipelineTest, TheExcludedProcessIsCountedApartAndProfiledNowhere) {
+  BinarySelection all;
+  all.all = true;
+  MappedImageSelector selector(all);
+  PipelineOptions options;
+  options.excluded_pid = 20;
+  SamplePipeline pipeline(selector, options);
+  Recording rec(*target_->elf());
+  pipeline.consume(rec.mmap(10, path_, target_->identity().build_id));
+  pipeline.consume(rec.mmap(20, path_, target_->identity().build_id));
+  pipeline.add_sample(rec.sample(10, 0x10), 2);
+  pipeline.add_sample(rec.sample(20, 0x10), 5);
+  pipeline.add_sample(rec.sample(20, 0x20));
+  EXPECT_EQ(pipeline.counts().samples, 2u);
+  EXPECT_EQ(pipeline.counts().excluded, 6u);
+  EXPECT_EQ(pipeline.counts().outcomes.total(), 2u);
+  ASSERT_EQ(pipeline.profiled_slots().size(), 1u);
+  const ImageProfile& p = *pipeline.profile(pipeline.profiled_slots().front());
+  EXPECT_EQ(p.samples(), 2u);
+  EXPECT_EQ(p.ips().counts().count(rec.vaddr(0x20)), 0u);
 }
 
 TEST_F(SamplePipelineTest, ImagesNoProcessMapsAreReleasedAndTheirIndicesReused) {
