@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <regex>
@@ -68,8 +69,9 @@ std::string tail(const std::string& text, size_t bytes = 4000) {
 }
 
 // The URI apt's own sources on this machine take the suite from: the deb822 file Debian 12
-// writes, else a one-line `deb URI bookworm ...` entry.
+// writes, else a one-line `deb URI bookworm ...` entry; PROFCOLLECT_TEST_MIRROR overrides it.
 std::optional<std::string> apt_mirror() {
+  if (const char* env = std::getenv("PROFCOLLECT_TEST_MIRROR"); env && *env) return env;
   std::ifstream deb822("/etc/apt/sources.list.d/debian.sources");
   std::string line, uris;
   bool suite = false;
@@ -108,29 +110,38 @@ std::vector<std::string> library_packages(const fs::path& exe, std::string& erro
     error = ldd.describe({"ldd", exe.string()});
     return {};
   }
-  std::set<std::string> packages;
+  // dpkg knows a library by the path its package ships, which the merged /usr may hide: each is
+  // asked for under every spelling, in one query (dpkg-query -S reads every file list).
   const std::regex resolved(R"(=>\s+(/\S+)\s+\()");
+  std::vector<std::vector<std::string>> spellings;
+  std::vector<std::string> query = {"dpkg-query", "-S"};
   for (const std::string& line : split_lines(ldd.out)) {
     std::smatch match;
     if (!std::regex_search(line, match, resolved)) continue;
-    // dpkg knows a library by the path its package ships, which the merged /usr may hide.
     const fs::path path = match[1].str();
-    std::vector<std::string> candidates = {path.string(), fs::weakly_canonical(path).string()};
-    for (const std::string& p : std::vector<std::string>(candidates))
-      candidates.push_back(p.rfind("/usr/", 0) == 0 ? p.substr(4) : "/usr" + p);
-    bool owned = false;
-    for (const std::string& candidate : candidates) {
-      const CommandResult owner = run_command({"dpkg-query", "-S", candidate});
-      if (owner.exit_code != 0) continue;
-      // "libdw1:amd64: /lib/x86_64-linux-gnu/libdw.so.1"
-      const std::string package = owner.out.substr(0, owner.out.find_first_of(":,"));
-      if (!package.empty()) packages.insert(package), owned = true;
-      break;
-    }
-    if (!owned) {
-      error = path.string() + " (linked by " + exe.string() + ") belongs to no Debian package";
+    std::vector<std::string> names = {path.string(), fs::weakly_canonical(path).string()};
+    for (const std::string& p : std::vector<std::string>(names))
+      names.push_back(p.rfind("/usr/", 0) == 0 ? p.substr(4) : "/usr" + p);
+    query.insert(query.end(), names.begin(), names.end());
+    spellings.push_back(std::move(names));
+  }
+  // "libdw1:amd64: /lib/x86_64-linux-gnu/libdw.so.1" for each spelling dpkg knows.
+  std::map<std::string, std::string> owner_of;
+  for (const std::string& line : split_lines(run_command(query).out)) {
+    const size_t separator = line.find(": ");
+    if (separator == std::string::npos || line.starts_with("diversion ")) continue;
+    const std::string package = line.substr(0, line.find_first_of(":,"));
+    owner_of[line.substr(separator + 2)] = package;
+  }
+  std::set<std::string> packages;
+  for (const std::vector<std::string>& names : spellings) {
+    const auto known = std::find_if(names.begin(), names.end(),
+                                    [&](const std::string& n) { return owner_of.count(n) > 0; });
+    if (known == names.end()) {
+      error = names.front() + " (linked by " + exe.string() + ") belongs to no Debian package";
       return {};
     }
+    packages.insert(owner_of[*known]);
   }
   return {packages.begin(), packages.end()};
 }
