@@ -184,7 +184,10 @@ ContainerTree make_tree() {
     }
   }
   std::string error;
+  // systemd and dbus make the system; procps has the /bin/kill of the unit's ExecReload.
+  std::vector<std::string> packages = {"systemd", "dbus", "procps"};
   const std::vector<std::string> libraries = library_packages(profcollect_exe(), error);
+  packages.insert(packages.end(), libraries.begin(), libraries.end());
   if (!error.empty()) {
     tree.message = error;
     return tree;
@@ -211,8 +214,8 @@ ContainerTree make_tree() {
     const fs::path partial = cache / (std::string(kSuite) + ".partial");
     fs::remove_all(partial);
     fs::remove_all(tree.root);
-    std::string include = "systemd,dbus";
-    for (const std::string& package : libraries) include += "," + package;
+    std::string include;
+    for (const std::string& package : packages) include += (include.empty() ? "" : ",") + package;
     const std::vector<std::string> argv = {"debootstrap", "--variant=minbase", "--include=" + include,
                                            kSuite, partial.string(), *mirror};
     const CommandResult run = run_command(argv, {.cwd = {}, .timeout = kDebootstrapTimeout});
@@ -229,8 +232,8 @@ ContainerTree make_tree() {
     write_file(stamp, command_line(argv) + "\n");
   }
 
-  // A build may link a library the tree was made without: its package is added.
-  const std::vector<std::string> missing = missing_packages(tree.root, libraries);
+  // A build may link a library the tree was made without (or the list grew): its package is added.
+  const std::vector<std::string> missing = missing_packages(tree.root, packages);
   if (!missing.empty()) {
     std::vector<std::string> argv = {"chroot", tree.root.string(), "sh", "-c",
                                      "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "

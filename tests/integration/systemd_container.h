@@ -26,9 +26,9 @@ struct ContainerTree {
 };
 
 // The cached tree (PROFCOLLECT_TEST_CACHE, default /var/cache/profcollect-tests, + "/bookworm"),
-// made by `debootstrap --variant=minbase --include=systemd,dbus,...` from the mirror of apt's own
-// sources on this machine (or PROFCOLLECT_TEST_MIRROR), with the Debian packages that hold the shared libraries the build's
-// profcollect links (found by ldd and dpkg). The first call of a process makes it if it is
+// made by `debootstrap --variant=minbase --include=systemd,dbus,procps,...` from the mirror of
+// apt's own sources on this machine (or PROFCOLLECT_TEST_MIRROR), with the Debian packages that
+// hold the shared libraries the build's profcollect links (found by ldd and dpkg). The first call of a process makes it if it is
 // missing, or adds the packages a newer build needs, under a file lock in the cache (parallel test
 // processes wait for one another); a stamp written last marks it complete. unavailable: not root,
 // or debootstrap cannot reach the mirror (the message says which); failed: anything else.

@@ -222,6 +222,28 @@ TEST_F(SystemdSandboxTest, UnitSandboxCollectsAnotherUsersDeletedBinary) {
   }
 }
 
+TEST_F(SystemdSandboxTest, InstalledUnitLoadsAndRatesAtMostTwoUnderTheRunningManager) {
+  const std::vector<std::string> load_state = {"systemctl", "show", "-p", "LoadState", "--value",
+                                               "profcollect.service"};
+  const CommandResult loaded = container_->run(load_state);
+  EXPECT_EQ(loaded.out, "loaded\n") << loaded.describe(load_state) << container_->diagnostics();
+
+  const std::vector<std::string> verify = {"systemd-analyze", "verify", kUnitPath};
+  const CommandResult verified = container_->run(verify);
+  EXPECT_EQ(verified.exit_code, 0) << verified.describe(verify);
+  EXPECT_EQ(verified.out + verified.err, "") << verified.describe(verify);
+
+  // The manager's own reading of the loaded unit, beside the offline one of SystemdUnitTest.
+  const std::vector<std::string> security = {"systemd-analyze", "security", "--no-pager",
+                                             "profcollect.service"};
+  const CommandResult rated = container_->run(security);
+  const std::regex overall(R"(Overall exposure level for profcollect\.service: ([0-9]+\.[0-9]+))");
+  std::smatch match;
+  ASSERT_TRUE(std::regex_search(rated.out, match, overall)) << rated.describe(security);
+  EXPECT_LE(std::strtod(match[1].str().c_str(), nullptr), 2.0) << rated.out;
+  std::cout << "[container] exposure under the running manager: " << match[1].str() << "\n";
+}
+
 TEST_F(SystemdSandboxTest, EachCapabilityOfTheUnitIsNeeded) {
   const std::vector<std::string> directives = unit_directives();
   const auto ambient = std::find_if(directives.begin(), directives.end(), [](const std::string& d) {
