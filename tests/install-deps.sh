@@ -10,6 +10,8 @@ packages=(
   libboost-dev libcapstone-dev libbpf-dev bpftool libsystemd-dev
   # judges and fixture tools (see README "Testing")
   linux-perf bolt-19 llvm-19 clang-19 lld-19 gcc binutils time
+  # the service tests: a Debian 12 tree booted with systemd-nspawn
+  debootstrap systemd-container
 )
 
 missing=()
