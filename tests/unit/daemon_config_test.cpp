@@ -161,3 +161,23 @@ TEST(DaemonConfig, SessionChangesAreToldFromOthers) {
 
 }  // namespace
 }  // namespace profcollect
+
+namespace profcollect {
+namespace {
+
+// The example configuration shipped beside the unit is valid and states the defaults.
+TEST(DaemonConfig, TheExampleFileIsValidAndHoldsTheDefaults) {
+  const DaemonConfig example = load_daemon_config(PROFCOLLECT_SOURCE_DIR "/systemd/profcollect.toml.example");
+  const DaemonConfig defaults;
+  EXPECT_TRUE(example.same_session(defaults));
+  EXPECT_EQ(example.socket, defaults.socket);
+  EXPECT_EQ(example.flush_interval, defaults.flush_interval);
+  EXPECT_EQ(example.schedule, defaults.schedule);
+  EXPECT_EQ(example.kernel, defaults.kernel);
+  EXPECT_EQ(example.allowed_group, defaults.allowed_group);
+  EXPECT_EQ(example.max_disk_mb, defaults.max_disk_mb);
+  EXPECT_EQ(example.retention_days, defaults.retention_days);
+}
+
+}  // namespace
+}  // namespace profcollect
