@@ -103,7 +103,8 @@ ControlServer::ControlServer(asio::io_context& io, std::string path, std::option
       allowed_gid_(allowed_gid),
       handler_(std::make_shared<Handler>(std::move(handler))),
       logger_(logger),
-      acceptor_(io) {
+      acceptor_(io),
+      retry_(io) {
   create_parents(path_);
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0) {
@@ -128,6 +129,7 @@ ControlServer::ControlServer(asio::io_context& io, std::string path, std::option
 
 ControlServer::~ControlServer() {
   boost::system::error_code ignored;
+  retry_.cancel();
   acceptor_.close(ignored);
   ::unlink(path_.c_str());
 }
@@ -147,6 +149,18 @@ void ControlServer::accept() {
         connection->refuse(refused);
       }
     }
+    if (ec) {
+      // Out of descriptors, or the like: say it once and try again a moment later rather than
+      // spinning on the error.
+      if (!accept_failing_) logger_.warning("control socket: accept failed: " + ec.message());
+      accept_failing_ = true;
+      retry_.expires_after(std::chrono::milliseconds(200));
+      retry_.async_wait([this](const boost::system::error_code& e) {
+        if (!e) accept();
+      });
+      return;
+    }
+    accept_failing_ = false;
     accept();
   });
 }

@@ -45,6 +45,8 @@ class ControlServer {
   std::shared_ptr<Handler> handler_;  // shared with the connections, which may outlive the server
   SessionLogger& logger_;
   boost::asio::local::stream_protocol::acceptor acceptor_;
+  boost::asio::steady_timer retry_;
+  bool accept_failing_ = false;
 };
 
 }  // namespace profcollect

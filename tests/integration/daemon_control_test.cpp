@@ -94,7 +94,7 @@ class RawClient {
 TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithAFinalFlushAtSigterm) {
   write_text(config(), config_text());
   NotifyListener notify(tmp_ / "notify");
-  BackgroundProcess daemon = start_daemon(config(), notify);
+  BackgroundProcess daemon = start_daemon(config(), notify, std::chrono::microseconds(400'000));
   const auto ready = notify.wait_for("READY=1", kPatience);
   ASSERT_TRUE(ready) << daemon.describe() << notify.describe();
   EXPECT_NE(ready->find("STATUS=collecting cpu-clock at 4000 Hz"), std::string::npos) << *ready;
@@ -106,6 +106,10 @@ TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithA
   EXPECT_EQ(st.st_gid, 65534u) << "the socket's group is allowed_group (nogroup)";
   ASSERT_EQ(::stat(socket().parent_path().c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 07777, 0755u);
+
+  // WatchdogSec=0.4s: a ping every 0.2 s, the first at once.
+  EXPECT_TRUE(notify.wait_for("WATCHDOG=1", kPatience)) << notify.describe();
+  EXPECT_TRUE(notify.wait_for("WATCHDOG=1", kPatience)) << notify.describe();
 
   BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
   ASSERT_TRUE(wait_for_cpu_time(target.pid(), 200ms, kPatience));
@@ -155,6 +159,36 @@ TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithA
   ASSERT_TRUE(last.valid()) << last.error;
   EXPECT_GT(last.total(), flushed.total()) << "no final flush at SIGTERM";
   EXPECT_FALSE(fs::exists(socket())) << "the socket outlived the daemon";
+}
+
+TEST_F(DaemonControlTest, ADutyCycleCollectsInWindowsAndFlushesAtTheEndOfEach) {
+  write_text(config(), config_text() + "schedule = { on = \"1s\", every = \"3s\" }\n");
+  BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
+  NotifyListener notify(tmp_ / "notify");
+  BackgroundProcess daemon = start_daemon(config(), notify);
+  ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
+  // The first window ends after a second: its profiles are written with no flush asked for.
+  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience)) << notify.describe();
+  const auto dirs = profile_dirs(out(), "live_spin");
+  ASSERT_EQ(dirs.size(), 1u) << "the end of a window wrote no profile\n" << daemon.describe();
+  const StrictFdata first = read_fdata_strictly(dirs[0] / "bolt.fdata");
+  ASSERT_TRUE(first.valid()) << first.error;
+  const CtlRun between = run_ctl(socket(), {"status"});
+  // Unless the next window opened meanwhile (a loaded machine may take two seconds to run ctl).
+  // (The notification of a window that opened before the reply is already queued.)
+  if (!notify.wait_for("STATUS=collecting", 100ms)) {
+    EXPECT_EQ(between.reply["collecting"], false) << between.describe();
+    ASSERT_TRUE(notify.wait_for("STATUS=collecting", kPatience)) << notify.describe();
+  }
+  // The second window adds to the first.
+  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience)) << notify.describe();
+  const StrictFdata second = read_fdata_strictly(dirs[0] / "bolt.fdata");
+  ASSERT_TRUE(second.valid()) << second.error;
+  EXPECT_GT(second.total(), first.total()) << "the second window added nothing";
+  daemon.signal(SIGTERM);
+  const auto code = daemon.wait(kPatience);
+  ASSERT_TRUE(code) << daemon.describe();
+  EXPECT_EQ(*code, 0) << daemon.describe();
 }
 
 TEST_F(DaemonControlTest, ABadConfigurationIsRefusedAtStartNamingFileLineAndKey) {

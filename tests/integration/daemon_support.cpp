@@ -36,7 +36,7 @@ bool NotifyListener::holds(const std::string& message, const std::string& line) 
   std::istringstream lines(message);
   std::string l;
   while (std::getline(lines, l)) {
-    if (line.back() == '=' ? l.rfind(line, 0) == 0 : l == line) return true;
+    if (l.rfind(line, 0) == 0) return true;
   }
   return false;
 }
@@ -69,11 +69,14 @@ std::string NotifyListener::describe() const {
   return s;
 }
 
-BackgroundProcess start_daemon(const fs::path& config, const NotifyListener& notify) {
+BackgroundProcess start_daemon(const fs::path& config, const NotifyListener& notify,
+                               std::optional<std::chrono::microseconds> watchdog) {
   // The child inherits the environment at fork.
   ::setenv("NOTIFY_SOCKET", notify.path().c_str(), 1);
+  if (watchdog) ::setenv("WATCHDOG_USEC", std::to_string(watchdog->count()).c_str(), 1);
   BackgroundProcess p = start_profcollect({"daemon", "--config", config.string()});
   ::unsetenv("NOTIFY_SOCKET");
+  ::unsetenv("WATCHDOG_USEC");
   return p;
 }
 

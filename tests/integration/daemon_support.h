@@ -25,10 +25,11 @@ class NotifyListener {
   NotifyListener& operator=(const NotifyListener&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
-  // Waits until a message holds a line `line` (e.g. "READY=1"), or starting with `line` when it
-  // ends with '='; returns that message. Messages read while waiting are kept in messages().
+  // Waits for a message, after the one the last wait_for returned, that holds a line starting
+  // with `line` (e.g. "READY=1", "STATUS="); returns it. Every message received is kept in
+  // messages().
   std::optional<std::string> wait_for(const std::string& line, std::chrono::milliseconds timeout);
-  // How many messages received so far hold that line.
+  // How many messages received so far hold such a line.
   size_t count(const std::string& line) const;
   const std::vector<std::string>& messages() const { return messages_; }
   std::string describe() const;
@@ -41,8 +42,10 @@ class NotifyListener {
   size_t seen_ = 0;  // messages already matched by wait_for: each is matched once
 };
 
-// `profcollect daemon --config CONFIG` in the background, with NOTIFY_SOCKET set to `notify`.
-BackgroundProcess start_daemon(const std::filesystem::path& config, const NotifyListener& notify);
+// `profcollect daemon --config CONFIG` in the background, with NOTIFY_SOCKET set to `notify`
+// (and WATCHDOG_USEC to `watchdog`, as systemd sets it for WatchdogSec=).
+BackgroundProcess start_daemon(const std::filesystem::path& config, const NotifyListener& notify,
+                               std::optional<std::chrono::microseconds> watchdog = std::nullopt);
 
 // `profcollect ctl --socket SOCKET ARGS...`, as `run_as` when given; its exit code and output.
 struct CtlRun {
