@@ -5,10 +5,12 @@
 
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "collector/collection_session.h"
 #include "collector/control_server.h"
 #include "collector/setting_error.h"
+#include "collector/spool_limits.h"
 
 namespace profcollect {
 
@@ -16,22 +18,6 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
-
-// What the files under `dir` take, links not followed.
-uint64_t disk_bytes(const std::string& dir) {
-  namespace fs = std::filesystem;
-  uint64_t total = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    std::error_code e;
-    if (it->symlink_status(e).type() == fs::file_type::regular) {
-      const uintmax_t size = it->file_size(e);
-      if (!e) total += size;
-    }
-  }
-  return total;
-}
 
 std::optional<gid_t> group_id(const std::string& name) {
   if (name.empty()) return std::nullopt;
@@ -135,6 +121,44 @@ void Daemon::close_session() {
   for (const auto& [reason, count] : s["unmapped"].items()) ended_unmapped_[reason] += count.get<uint64_t>();
   session_.reset();
   sample_rate_ = 0;
+  enforce_spool_limits();
+}
+
+void Daemon::enforce_spool_limits() {
+  if (!config_.max_disk_mb && !config_.retention_days) return;
+  SpoolLimits limits;
+  if (config_.max_disk_mb) limits.max_bytes = *config_.max_disk_mb << 20;
+  if (config_.retention_days) {
+    const uint64_t now_ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    const uint64_t keep_ns = *config_.retention_days * 86'400ull * 1'000'000'000ull;
+    limits.expire_before_ns = now_ns > keep_ns ? now_ns - keep_ns : 0;
+  }
+  std::set<std::string> active;
+  if (session_) {
+    for (const auto& b : session_->binary_counts()) active.insert(b.directory);
+  }
+  uint64_t total = directory_bytes(config_.output_dir);
+  for (const Eviction& e : choose_evictions(read_spool(config_.output_dir), total, limits, active)) {
+    std::error_code ec;
+    std::filesystem::remove_all(std::filesystem::path(config_.output_dir) / e.entry.directory, ec);
+    if (ec) {
+      logger_.error("cannot evict " + e.entry.directory + ": " + ec.message());
+      continue;
+    }
+    total -= std::min(total, e.entry.bytes);
+    logger_.note("evicted " + e.entry.directory + " (" + std::to_string(e.entry.bytes) + " bytes, last sampled at " +
+                 std::to_string(e.entry.last_sample_ns / 1'000'000'000) + " s since the epoch): " + e.reason);
+  }
+  if (limits.max_bytes && total > *limits.max_bytes) {
+    if (!over_budget_said_) {
+      logger_.warning("the output directory holds " + std::to_string(total) +
+                      " bytes, more than max_disk_mb, and what is left belongs to binaries being profiled");
+    }
+    over_budget_said_ = true;
+  } else {
+    over_budget_said_ = false;
+  }
 }
 
 void Daemon::arm_descriptor(size_t i) {
@@ -219,6 +243,7 @@ void Daemon::wait_signal() {
 bool Daemon::flush() {
   session_->drain();
   last_flush_ok_ = session_->flush();
+  enforce_spool_limits();
   const auto now = std::chrono::steady_clock::now();
   const uint64_t samples = session_->counts().samples;
   const double seconds = std::chrono::duration<double>(now - last_flush_).count();
@@ -340,7 +365,7 @@ nlohmann::ordered_json Daemon::status() const {
   j["sample_rate"] = sample_rate_;
   j["binaries"] = std::move(binaries);
   j["unmapped"] = unmapped;
-  j["disk_bytes"] = disk_bytes(config_.output_dir);
+  j["disk_bytes"] = directory_bytes(config_.output_dir);
   return j;
 }
 

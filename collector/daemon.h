@@ -52,6 +52,8 @@ class Daemon {
   void arm_watchdog();
   void wait_signal();
   bool flush();
+  // Removes the binary directories retention_days and max_disk_mb leave no room for, each said.
+  void enforce_spool_limits();
   // Reads the configuration file again and applies it; the reason when it is refused.
   std::optional<std::string> reload();
   void open_control_socket();
@@ -78,6 +80,7 @@ class Daemon {
   std::chrono::steady_clock::time_point last_flush_;
   double sample_rate_ = 0;
   bool ready_sent_ = false;
+  bool over_budget_said_ = false;
   bool stopping_ = false;
   bool last_flush_ok_ = true;
   uint64_t generation_ = 0;  // of the session: a stale descriptor wait does nothing

@@ -34,7 +34,7 @@ class DaemonControlTest : public LiveFixtureTest {
            "event = \"cpu-clock\"\n" +
            "frequency = " + std::to_string(frequency) + "\n" +
            "flush_interval = \"1h\"\n" +
-           "binaries = [\"/live_spin$\"]\n" +
+           "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n" +
            "allowed_group = \"nogroup\"\n";
   }
   fs::path socket() const { return tmp_ / "run" / "ctl"; }

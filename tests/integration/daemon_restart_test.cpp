@@ -20,7 +20,7 @@ TEST_F(DaemonRestartTest, AfterSigkillARestartTakesUpTheFlushedProfilesAndCounts
   const fs::path out = tmp / "out", socket = tmp / "ctl", config = tmp / "profcollect.toml";
   write_text(config, "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
                          "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"1h\"\n"
-                         "binaries = [\"/live_spin$\"]\n");
+                         "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
   BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
 
   NotifyListener notify(tmp / "notify");
@@ -30,7 +30,7 @@ TEST_F(DaemonRestartTest, AfterSigkillARestartTakesUpTheFlushedProfilesAndCounts
   const CtlRun first = run_ctl(socket, {"flush"});
   ASSERT_EQ(first.exit_code, 0) << first.describe();
   const auto dirs = profile_dirs(out, "live_spin");
-  ASSERT_EQ(dirs.size(), 1u);
+  ASSERT_EQ(dirs.size(), 1u) << ::testing::PrintToString(dirs) << daemon->describe();
   const StrictFdata before = read_fdata_strictly(dirs[0] / "bolt.fdata");
   ASSERT_TRUE(before.valid()) << before.error;
   const nlohmann::json meta_before = read_json_file(dirs[0] / "meta.json");

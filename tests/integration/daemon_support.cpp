@@ -93,6 +93,15 @@ CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args, std
   return r;
 }
 
+std::string exact_path_pattern(const fs::path& path) {
+  std::string re = "^";
+  for (char c : path.string()) {
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) re += "\\\\";  // TOML and regex escapes
+    re += c;
+  }
+  return "\"" + re + "$\"";
+}
+
 void write_text(const fs::path& path, const std::string& text) {
   const fs::path tmp = path.string() + ".new";
   {

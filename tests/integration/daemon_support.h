@@ -57,6 +57,10 @@ struct CtlRun {
 CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::string>& args,
                std::optional<RunAs> run_as = std::nullopt);
 
+// A configuration's regular expression matching exactly `path`, as a TOML string: a
+// system-wide daemon also sees the programs other tests (or other builds) run.
+std::string exact_path_pattern(const std::filesystem::path& path);
+
 // Writes `text` to `path` (replacing it).
 void write_text(const std::filesystem::path& path, const std::string& text);
 
