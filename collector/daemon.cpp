@@ -121,6 +121,7 @@ void Daemon::close_session() {
   for (const auto& [reason, count] : s["unmapped"].items()) ended_unmapped_[reason] += count.get<uint64_t>();
   session_.reset();
   sample_rate_ = 0;
+  rate_measured_ = false;
   enforce_spool_limits();
 }
 
@@ -247,7 +248,10 @@ bool Daemon::flush() {
   const auto now = std::chrono::steady_clock::now();
   const uint64_t samples = session_->counts().samples;
   const double seconds = std::chrono::duration<double>(now - last_flush_).count();
-  if (seconds > 0) sample_rate_ = static_cast<double>(samples - samples_at_flush_) / seconds;
+  if (seconds > 0) {
+    sample_rate_ = static_cast<double>(samples - samples_at_flush_) / seconds;
+    rate_measured_ = true;
+  }
   samples_at_flush_ = samples;
   last_flush_ = now;
   notifier_.status(status_line());
@@ -327,9 +331,13 @@ std::string Daemon::status_line() const {
   std::string line = "collecting " + s.value("event", std::string()) + " at ";
   line += s.contains("frequency_hz") ? std::to_string(s["frequency_hz"].get<uint64_t>()) + " Hz"
                                      : "a period of " + std::to_string(s.value("period", uint64_t{0}));
-  char rate[64];
-  std::snprintf(rate, sizeof rate, ": %.0f samples/s", sample_rate_);
-  return line + rate + ", " + std::to_string(session_->profiled_images()) + " binaries";
+  // The rate is measured between flushes: none before the first.
+  if (rate_measured_) {
+    char rate[64];
+    std::snprintf(rate, sizeof rate, ": %.0f samples/s", sample_rate_);
+    line += rate;
+  }
+  return line + ", " + std::to_string(session_->profiled_images()) + " binaries";
 }
 
 nlohmann::ordered_json Daemon::status() const {

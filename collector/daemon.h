@@ -79,6 +79,7 @@ class Daemon {
   uint64_t samples_at_flush_ = 0;
   std::chrono::steady_clock::time_point last_flush_;
   double sample_rate_ = 0;
+  bool rate_measured_ = false;
   bool ready_sent_ = false;
   bool over_budget_said_ = false;
   bool stopping_ = false;
