@@ -370,7 +370,7 @@ nlohmann::ordered_json Daemon::status() const {
   }
   j["samples"] = samples;
   j["lost"] = lost;
-  j["sample_rate"] = sample_rate_;
+  if (rate_measured_) j["sample_rate"] = sample_rate_;  // measured between flushes
   j["binaries"] = std::move(binaries);
   j["unmapped"] = unmapped;
   j["disk_bytes"] = directory_bytes(config_.output_dir);

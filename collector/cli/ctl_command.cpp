@@ -37,7 +37,8 @@ int run_ctl(const CtlOptions& o) {
   if (j.is_discarded() || !j.is_object()) throw CliError(o.socket + ": a reply that is not JSON: " + text);
   std::printf("%s\n", j.dump(2).c_str());
   if (j.contains("error")) {
-    std::fprintf(stderr, "profcollect: error: %s\n", j["error"].is_string() ? j["error"].get<std::string>().c_str() : j["error"].dump().c_str());
+    const std::string why = j["error"].is_string() ? j["error"].get<std::string>() : j["error"].dump();
+    std::fprintf(stderr, "profcollect: error: %s\n", why.c_str());
     return 1;
   }
   return 0;

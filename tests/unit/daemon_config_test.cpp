@@ -128,7 +128,9 @@ TEST(DaemonConfig, ABadValueIsRefusedWithItsLineAndKey) {
   EXPECT_EQ(refusal("schedule = { on = \"10min\", every = \"2s\" }"),
             "/etc/p.toml:1: schedule: on must be shorter than every");
   EXPECT_EQ(refusal("schedule = { on = \"2s\" }"), "/etc/p.toml:1: schedule: a duty cycle needs both on and every");
-  EXPECT_EQ(refusal("binaries = [\"ok\", \"(unclosed\"]").rfind("/etc/p.toml:1: binaries: \"(unclosed\" is not a regular expression", 0), 0u);
+  EXPECT_EQ(refusal("binaries = [\"ok\", \"(unclosed\"]")
+                .rfind("/etc/p.toml:1: binaries: \"(unclosed\" is not a regular expression", 0),
+            0u);
   EXPECT_EQ(refusal("engine = \"bpf\""), "/etc/p.toml:1: engine: the bpf engine is not available yet (use \"perf\")");
   EXPECT_EQ(refusal("engine = \"dtrace\""), "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\"");
   EXPECT_EQ(refusal("allowed_group = \"no-such-group-here\""),
