@@ -55,7 +55,9 @@ BinarySelection make_selection(const SessionSettings& s) {
       if (sel.paths.back() != b) sel.paths.push_back(b);
     }
   }
-  if (!s.binaries.empty()) return sel;
+  for (const auto& p : s.binary_patterns) sel.patterns.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  for (const auto& p : s.exclude_patterns) sel.exclude.emplace_back(p, std::regex::ECMAScript | std::regex::optimize);
+  if (!s.binaries.empty() || !s.binary_patterns.empty()) return sel;
   switch (s.target.kind) {
     case TargetKind::SystemWide:
       sel.all = true;
@@ -151,6 +153,15 @@ nlohmann::ordered_json CollectionSession::status() const {
   j["start_ns"] = start_ns_;
   j["end_ns"] = clock_ns(CLOCK_REALTIME);
   return j;
+}
+
+std::vector<CollectionSession::BinaryCount> CollectionSession::binary_counts() const {
+  std::vector<BinaryCount> out;
+  for (int32_t slot : pipeline_->profiled_slots()) {
+    const BinaryIdentity& id = pipeline_->image(slot)->identity();
+    out.push_back({id.path, id.directory_name(), pipeline_->profile(slot)->samples()});
+  }
+  return out;
 }
 
 void CollectionSession::report_failure(const std::string& what) {

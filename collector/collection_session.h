@@ -40,6 +40,10 @@ struct SessionSettings {
   std::optional<uint64_t> mmap_pages;
   std::string output_dir = "profcollect.out";
   std::vector<std::string> binaries;  // paths or build-ids; empty: the target's own
+  // Regular expressions (ECMAScript) searched for in mapped paths: they select binaries too
+  // (with none of them nor of `binaries`, the target's own); an `exclude` match leaves one out.
+  std::vector<std::string> binary_patterns;
+  std::vector<std::string> exclude_patterns;
   std::vector<std::string> debug_dirs;
   bool unsymbolized = false;          // also write autofdo.unsym per binary
 };
@@ -78,6 +82,13 @@ class CollectionSession {
   bool stop();
 
   nlohmann::ordered_json status() const;
+  // This run's samples per profiled binary (a daemon's status request lists them).
+  struct BinaryCount {
+    std::string path;
+    std::string directory;  // its directory under the output directory
+    uint64_t samples = 0;
+  };
+  std::vector<BinaryCount> binary_counts() const;
   const EventSelection& event() const { return selection_; }
   const PipelineCounts& counts() const { return pipeline_->counts(); }
   size_t profiled_images() const { return pipeline_->profiled_slots().size(); }

@@ -7,9 +7,16 @@
 namespace profcollect {
 
 bool BinarySelection::selects(const Dso& dso) const {
+  // Asked once per mapped file, not per sample.
+  for (const auto& e : exclude) {
+    if (std::regex_search(dso.path, e)) return false;
+  }
   if (all) return true;
   for (const auto& p : paths) {
     if (dso.path == p) return true;
+  }
+  for (const auto& p : patterns) {
+    if (std::regex_search(dso.path, p)) return true;
   }
   if (!dso.build_id.empty()) {
     for (const auto& id : build_ids) {

@@ -4,6 +4,7 @@
 // whose build-id differs from the one the MMAP2 record carried.
 #pragma once
 
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -12,11 +13,14 @@
 
 namespace profcollect {
 
-// Which binaries get profiles: every one, or those named by path or build-id.
+// Which binaries get profiles: every one, or those named by path, build-id or a regular
+// expression on the path; never one whose path an exclusion matches.
 struct BinarySelection {
   bool all = false;
   std::vector<std::string> paths;  // compared with the path the MMAP2 record reports
   std::vector<BuildId> build_ids;
+  std::vector<std::regex> patterns;  // searched for in the path the MMAP2 record reports
+  std::vector<std::regex> exclude;   // likewise; a match leaves the binary out
   bool selects(const Dso& dso) const;
 };
 

@@ -16,6 +16,8 @@
 #include "collector/cli/option_suggestion.h"
 #include "collector/cli/collect_command.h"
 #include "collector/cli/convert_command.h"
+#include "collector/cli/ctl_command.h"
+#include "collector/cli/daemon_command.h"
 #include "collector/cli/report_command.h"
 #include "collector/event_selection.h"
 #include "collector/mmap_budget.h"
@@ -158,6 +160,20 @@ int main(int argc, char** argv) {
       ->check(whole_number(0, kMaxTop));
   r->add_flag("-q,--quiet", report.quiet, "no progress display");
 
+  std::string daemon_config = kDefaultDaemonConfig;
+  auto* d = app.add_subcommand("daemon", "Run the collection daemon: every process, profiles flushed into "
+                                         "output_dir, a control socket (see `profcollect ctl`).");
+  d->add_option("--config", daemon_config, "configuration file (TOML)")->capture_default_str();
+
+  CtlOptions ctl;
+  auto* k = app.add_subcommand("ctl", "Send one request to the running daemon and print its reply.");
+  k->add_option("--socket", ctl.socket, "the daemon's control socket")->capture_default_str();
+  k->add_option("COMMAND", ctl.command, "status, flush, reload, or kernel --duration S")
+      ->required()
+      ->check(CLI::IsMember({"status", "flush", "reload", "kernel"}));
+  k->add_option("--duration", ctl.duration, "seconds of kernel profile (kernel)")
+      ->check(seconds(kMinSeconds, kMaxSeconds));
+
   std::vector<std::string> args(argv + 1, argv + argc);
   // Everything after "--" is the command to run, untouched by option parsing.
   for (size_t i = 0; i < args.size(); ++i) {
@@ -188,6 +204,8 @@ int main(int argc, char** argv) {
       return run_convert(convert);
     }
     if (*r) return run_report(report);
+    if (*d) return run_daemon(daemon_config);
+    if (*k) return run_ctl(ctl);
     if (!pid_list.empty()) {
       std::stringstream ss(pid_list);
       std::string item;

@@ -1,0 +1,63 @@
+// The daemon's configuration: a TOML file (systemd/profcollect.toml.example documents every key)
+// read into DaemonConfig. Every key has a default; an unknown key, a value of the wrong type or
+// a bad value is a DaemonConfigError that names the file, the line and the key, so that a
+// daemon refuses to start (or, at a reload, keeps the configuration it runs) and says why.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace profcollect {
+
+// Duty-cycled collection: collect for `on`, once every `every` (as Android's profcollectd does).
+struct DutyCycle {
+  std::chrono::milliseconds on{0};
+  std::chrono::milliseconds every{0};
+  bool operator==(const DutyCycle&) const = default;
+};
+
+struct DaemonConfig {
+  std::string output_dir = "/var/lib/profcollect";
+  std::string socket = "/run/profcollect/ctl";
+  std::string event = "auto";
+  std::optional<uint64_t> frequency;  // samples per second; neither: the event's default rate
+  std::optional<uint64_t> period;     // events per sample
+  bool branch_stacks = false;         // ask every taken branch (a branch stack)
+  std::chrono::milliseconds flush_interval{std::chrono::minutes(1)};
+  std::optional<DutyCycle> schedule;  // none: continuous
+  std::vector<std::string> binaries;  // regular expressions on paths; empty: every binary
+  std::vector<std::string> exclude;   // regular expressions on paths
+  bool kernel = false;
+  std::optional<uint64_t> max_disk_mb;
+  std::optional<uint64_t> retention_days;
+  std::string engine = "perf";
+  std::string allowed_group;  // empty: root only
+
+  // Whether a session opened with `other` would differ (event, rate, branch stacks, binaries,
+  // output directory): a reload then restarts the session.
+  bool same_session(const DaemonConfig& other) const;
+};
+
+class DaemonConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Parses TOML text; `source` names it in errors ("FILE:LINE: key: reason").
+DaemonConfig parse_daemon_config(std::string_view text, const std::string& source);
+// Reads and parses the file at `path`. Throws DaemonConfigError.
+DaemonConfig load_daemon_config(const std::string& path);
+
+// How the daemon's configuration spells a session setting (setting_error.h): {branch_any} is
+// branch_stacks; the others keep their names.
+std::string daemon_config_key(std::string_view setting);
+
+// "2s", "500ms", "10min", "1h", "1d": a duration. nullopt when not one.
+std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
+
+}  // namespace profcollect

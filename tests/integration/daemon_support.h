@@ -1,0 +1,67 @@
+// What the daemon tests (daemon_*_test.cpp) share: a stand-in for systemd's notification socket
+// (a unix datagram socket the test binds and passes as NOTIFY_SOCKET: what systemd reads), the
+// daemon started in the background with a configuration file, and `profcollect ctl` runs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/integration/live_support.h"
+
+namespace profcollect::test {
+
+// Receives sd_notify messages sent to its socket.
+class NotifyListener {
+ public:
+  explicit NotifyListener(const std::filesystem::path& path);
+  ~NotifyListener();
+  NotifyListener(const NotifyListener&) = delete;
+  NotifyListener& operator=(const NotifyListener&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // Waits for a message, after the one the last wait_for returned, that holds a line starting
+  // with `line` (e.g. "READY=1", "STATUS="); returns it. Every message received is kept in
+  // messages().
+  std::optional<std::string> wait_for(const std::string& line, std::chrono::milliseconds timeout);
+  // How many messages received so far hold such a line.
+  size_t count(const std::string& line) const;
+  const std::vector<std::string>& messages() const { return messages_; }
+  std::string describe() const;
+
+ private:
+  bool holds(const std::string& message, const std::string& line) const;
+  std::filesystem::path path_;
+  int fd_ = -1;
+  std::vector<std::string> messages_;
+  size_t seen_ = 0;  // messages already matched by wait_for: each is matched once
+};
+
+// `profcollect daemon --config CONFIG` in the background, with NOTIFY_SOCKET set to `notify`
+// (and WATCHDOG_USEC to `watchdog`, as systemd sets it for WatchdogSec=).
+BackgroundProcess start_daemon(const std::filesystem::path& config, const NotifyListener& notify,
+                               std::optional<std::chrono::microseconds> watchdog = std::nullopt);
+
+// `profcollect ctl --socket SOCKET ARGS...`, as `run_as` when given; its exit code and output.
+struct CtlRun {
+  int exit_code = -1;
+  std::string out, err;
+  nlohmann::json reply;  // stdout parsed; discarded when not JSON
+  std::string describe() const { return "exit " + std::to_string(exit_code) + "\nstdout: " + out + "\nstderr: " + err; }
+};
+CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::string>& args,
+               std::optional<RunAs> run_as = std::nullopt);
+
+// A configuration's regular expression matching exactly `path`, as a TOML string: a
+// system-wide daemon also sees the programs other tests (or other builds) run.
+std::string exact_path_pattern(const std::filesystem::path& path);
+
+// Writes `text` to `path` (replacing it).
+void write_text(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace profcollect::test
