@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "output/autofdo_writer.h"
 #include "output/binary_directory_reader.h"
@@ -125,11 +126,13 @@ std::vector<std::pair<std::string, std::string>> files_of(const MergedBinary& m)
   return files;
 }
 
-// An input given must exist and be a directory: DirectoryHandle::open_path would create it.
-DirectoryHandle open_input(const std::string& path) {
+// An input given must exist and be a directory (DirectoryHandle::open_path would create it),
+// and be given once: the same host's counts added twice would weigh it double.
+DirectoryHandle open_input(const std::string& path, std::set<std::pair<dev_t, ino_t>>& seen) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw OutputError(path, "no such directory");
   if (!S_ISDIR(st.st_mode)) throw OutputError(path, "not a directory: not a profcollect output directory");
+  if (!seen.emplace(st.st_dev, st.st_ino).second) throw OutputError(path, "given twice: its counts would be added twice");
   return DirectoryHandle::open_path(path, 0700);
 }
 
@@ -139,8 +142,9 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
                                        GenerationModes modes) {
   MergeSummary summary;
   std::map<std::string, MergedBinary> merged;  // by directory name: basename + build-id
+  std::set<std::pair<dev_t, ino_t>> seen;
   for (const std::string& input : inputs) {
-    const DirectoryHandle root = open_input(input);
+    const DirectoryHandle root = open_input(input, seen);
     bool is_output = false;
     for (const std::string& entry : root.entries()) {
       // Hidden entries are generations being written or left by a killed run.

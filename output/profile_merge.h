@@ -34,9 +34,9 @@ struct MergeSummary {
   std::vector<std::string> warnings;  // files left out, leftovers of interrupted writes removed
 };
 
-// Throws OutputError naming the file (and line) when an input is not an output directory, a file
-// is damaged, or two inputs' same-named directories disagree on the build-id; nothing is written
-// then.
+// Throws OutputError naming the file (and line) when an input is not an output directory or is
+// given twice, a file is damaged, or two inputs' same-named directories disagree on the
+// build-id; nothing is written then.
 MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, const std::string& output,
                                        GenerationModes modes = {});
 
