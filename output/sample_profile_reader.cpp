@@ -1,5 +1,6 @@
 #include "output/sample_profile_reader.h"
 
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -30,6 +31,21 @@ bool parse_name_count(std::string_view s, std::string_view& name, uint64_t& coun
   if (colon == std::string_view::npos || colon == 0) return false;
   name = s.substr(0, colon);
   return parse_number(s.substr(colon + 1), count);
+}
+
+// Takes "<callee>:<calls>" off the front of `rest`: the callee ends at the first colon followed by
+// a whole number and then a space or the end, as LLVM's reader finds it.
+bool take_call_target(std::string_view& rest, std::string_view& callee, uint64_t& calls) {
+  for (size_t colon = rest.find(':'); colon != std::string_view::npos; colon = rest.find(':', colon + 1)) {
+    if (colon == 0) return false;
+    const size_t end = std::min(rest.find(' ', colon), rest.size());
+    if (parse_number(rest.substr(colon + 1, end - colon - 1), calls)) {
+      callee = rest.substr(0, colon);
+      rest.remove_prefix(end);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -104,29 +120,29 @@ std::optional<SampleProfile> parse_sample_profile_text(std::string_view text, st
     if (colon == std::string_view::npos || !parse_location(line.substr(0, colon), location)) {
       return fail("expected '<line offset>[.<discriminator>]: ...'");
     }
+    // As LLVM's reader tells them apart: a count starts with a digit, a callee's name never does.
+    // Names (DWARF names of template instances) may hold spaces and colons.
     std::string_view rest = line.substr(colon + 2);
-    const size_t space = rest.find(' ');
-    const std::string_view first = rest.substr(0, space);
     uint64_t count = 0;
-    if (first.find(':') == std::string_view::npos) {
+    if (!rest.empty() && rest[0] >= '0' && rest[0] <= '9') {
+      const size_t space = rest.find(' ');
+      const std::string_view first = rest.substr(0, space);
       if (!parse_number(first, count)) return fail("bad sample count '" + std::string(first) + "'");
       BodySample& sample = owner.body[location];
       sample.count += count;
       rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
       while (!rest.empty()) {
-        const size_t next = rest.find(' ');
-        const std::string_view target = rest.substr(0, next);
-        rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
-        if (target.empty()) continue;
+        if (rest[0] == ' ') {
+          rest.remove_prefix(1);
+          continue;
+        }
         std::string_view callee;
-        if (!parse_name_count(target, callee, count)) return fail("bad call target '" + std::string(target) + "'");
+        if (!take_call_target(rest, callee, count)) return fail("bad call target in '" + std::string(rest) + "'");
         sample.call_targets[std::string(callee)] += count;
       }
     } else {
       std::string_view callee;
-      if (space != std::string_view::npos || !parse_name_count(first, callee, count)) {
-        return fail("expected '<inlined callee>:<total samples>'");
-      }
+      if (!parse_name_count(rest, callee, count)) return fail("expected '<inlined callee>:<total samples>'");
       FunctionSamples& inlined = owner.inlinees[location][std::string(callee)];
       inlined.total += count;
       open.push_back(&inlined);

@@ -71,6 +71,21 @@ TEST(SampleProfileReader, NestedInlineesCallTargetsAndRepeatedFunctions) {
   EXPECT_EQ(foo.inlinees.at({2, 0}).at("inner").body.at({0, 0}).count, 50u);
 }
 
+TEST(SampleProfileReader, NamesWithSpacesAndColonsAsLlvmReadsThem) {
+  std::string error;
+  const auto profile = parse_sample_profile_text(
+      "main:40:0\n"
+      " 3: 10 operator==<const a::B*, std::vector<a::B> >:6 f:2\n"
+      " 6: operator==<const a::B*, std::vector<a::B> >:30\n"
+      "  1: 0\n",
+      &error);
+  ASSERT_TRUE(profile) << error;
+  const FunctionSamples& main = profile->at("main");
+  EXPECT_EQ(main.body.at({3, 0}).call_targets.at("operator==<const a::B*, std::vector<a::B> >"), 6u);
+  EXPECT_EQ(main.body.at({3, 0}).call_targets.at("f"), 2u);
+  EXPECT_EQ(main.inlinees.at({6, 0}).at("operator==<const a::B*, std::vector<a::B> >").total, 30u);
+}
+
 TEST(SampleProfileReader, WhatItCannotAddIsRefusedByLine) {
   std::string error;
   EXPECT_FALSE(parse_sample_profile_text("main:1:0\n !CFGChecksum: 12\n", &error));
