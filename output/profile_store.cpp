@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "output/atomic_file.h"
+#include "output/ip_samples_file.h"
 #include "output/profile_generation.h"
 #include "output/json_text.h"
 
@@ -33,29 +34,6 @@ uint64_t meta_number(const nlohmann::json& meta, const char* key) {
 std::string meta_text(const nlohmann::json& meta, const char* key) {
   auto it = meta.find(key);
   return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-// samples.ip as write_binary() writes it: lines "<hex vaddr> <decimal count>". False at the
-// first line that is not one (a number with a sign, spaces, or more digits than 64 bits hold).
-bool parse_ip_samples(std::string_view text, IpProfile& ips) {
-  auto number = [](std::string_view s, int base, uint64_t& out) {
-    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-  };
-  while (!text.empty()) {
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
-    if (line.empty()) continue;
-    const size_t space = line.find(' ');
-    uint64_t address = 0, count = 0;
-    if (space == std::string_view::npos || !number(line.substr(0, space), 16, address) ||
-        !number(line.substr(space + 1), 10, count)) {
-      return false;
-    }
-    ips.add(address, count);
-  }
-  return true;
 }
 
 }  // namespace
@@ -96,8 +74,13 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
   base.branch_fdata = meta.is_object() && meta_text(meta, "bolt_fdata") == "branch";
   const std::string fdata_name = base.branch_fdata ? "bolt.nolbr.fdata" : "bolt.fdata";
   if (damage.empty()) {
-    if (auto text = current->read_file("samples.ip"); text && !parse_ip_samples(*text, base.ips)) {
-      damage = current->path_of("samples.ip") + ": unreadable line";
+    if (auto text = current->read_file("samples.ip")) {
+      std::string error;
+      if (auto parsed = parse_ip_samples(*text, &error)) {
+        base.ips = std::move(*parsed);
+      } else {
+        damage = current->path_of("samples.ip") + ": " + error;
+      }
     }
   }
   if (damage.empty()) {
@@ -177,16 +160,7 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   rendered.branch_fdata = branch_mode;
   std::vector<std::pair<std::string, std::string>> files;
   if (branch_mode) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
-  std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
-  std::sort(sorted.begin(), sorted.end());
-  std::string ip_text;
-  char buf[48];
-  for (const auto& [a, c] : sorted) {
-    std::snprintf(buf, sizeof buf, "%llx %llu\n", static_cast<unsigned long long>(a),
-                  static_cast<unsigned long long>(c));
-    ip_text += buf;
-  }
-  files.emplace_back("samples.ip", std::move(ip_text));
+  files.emplace_back("samples.ip", format_ip_samples(ips));
   if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
   for (auto& file : rendered.files) files.push_back(file);
   ImageMeta meta;

@@ -18,6 +18,7 @@
 #include "collector/cli/convert_command.h"
 #include "collector/cli/ctl_command.h"
 #include "collector/cli/daemon_command.h"
+#include "collector/cli/merge_command.h"
 #include "collector/cli/report_command.h"
 #include "collector/event_selection.h"
 #include "collector/mmap_budget.h"
@@ -174,6 +175,18 @@ int main(int argc, char** argv) {
   k->add_option("--duration", ctl.duration, "seconds of kernel profile (kernel)")
       ->check(seconds(kMinSeconds, kMaxSeconds));
 
+  MergeOptions merge;
+  auto* m = app.add_subcommand(
+      "merge",
+      "Merge the output directories of many hosts into one: a profile per binary (basename and "
+      "build-id), every format added up as its own tools do (BOLT's merge-fdata, llvm-profdata "
+      "merge --sample); meta.json samples summed and time range widened. The binaries are not "
+      "needed. OUT's directories of the binaries merged are replaced, each as a whole; give OUT "
+      "as an input too to add to it.");
+  m->add_option("-o,--output", merge.output, "directory to write the merged profiles into")->required();
+  m->add_option("DIR", merge.inputs, "output directories of live collection (one per host)")->required();
+  m->add_flag("-q,--quiet", merge.quiet, "print nothing but errors and warnings");
+
   std::vector<std::string> args(argv + 1, argv + argc);
   // Everything after "--" is the command to run, untouched by option parsing.
   for (size_t i = 0; i < args.size(); ++i) {
@@ -206,6 +219,7 @@ int main(int argc, char** argv) {
     if (*r) return run_report(report);
     if (*d) return run_daemon(daemon_config);
     if (*k) return run_ctl(ctl);
+    if (*m) return run_merge(merge);
     if (!pid_list.empty()) {
       std::stringstream ss(pid_list);
       std::string item;

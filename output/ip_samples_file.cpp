@@ -1,0 +1,54 @@
+#include "output/ip_samples_file.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+namespace profcollect {
+
+namespace {
+
+bool parse_number(std::string_view s, int base, uint64_t& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
+
+}  // namespace
+
+std::string format_ip_samples(const IpProfile& ips) {
+  std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
+  std::sort(sorted.begin(), sorted.end());
+  std::string text;
+  char buf[48];
+  for (const auto& [address, count] : sorted) {
+    const int n = std::snprintf(buf, sizeof buf, "%llx %llu\n", static_cast<unsigned long long>(address),
+                                static_cast<unsigned long long>(count));
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+std::optional<IpProfile> parse_ip_samples(std::string_view text, std::string* error) {
+  IpProfile ips;
+  size_t line_no = 0;
+  while (!text.empty()) {
+    ++line_no;
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    const size_t space = line.find(' ');
+    uint64_t address = 0, count = 0;
+    if (space == std::string_view::npos || !parse_number(line.substr(0, space), 16, address) ||
+        !parse_number(line.substr(space + 1), 10, count)) {
+      if (error) *error = "line " + std::to_string(line_no) + ": expected '<hex address> <count>'";
+      return std::nullopt;
+    }
+    ips.add(address, count);
+  }
+  return ips;
+}
+
+}  // namespace profcollect

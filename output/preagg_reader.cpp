@@ -1,0 +1,74 @@
+#include "output/preagg_reader.h"
+
+#include <charconv>
+#include <vector>
+
+namespace profcollect {
+
+namespace {
+
+bool parse_number(std::string_view s, int base, uint64_t& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
+
+std::vector<std::string_view> fields_of(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    if (i > start) fields.push_back(line.substr(start, i - start));
+  }
+  return fields;
+}
+
+// "<hex>" or, with `external`, "X:<hex>".
+bool parse_end(std::string_view s, uint64_t& address, bool& external) {
+  external = s.starts_with("X:");
+  return parse_number(external ? s.substr(2) : s, 16, address);
+}
+
+}  // namespace
+
+std::optional<BranchProfile> parse_preagg(std::string_view text, std::string* error) {
+  BranchProfile out;
+  size_t line_no = 0;
+  auto fail = [&](const std::string& why) -> std::optional<BranchProfile> {
+    if (error) *error = "line " + std::to_string(line_no) + ": " + why;
+    return std::nullopt;
+  };
+  while (!text.empty()) {
+    ++line_no;
+    const size_t nl = text.find('\n');
+    const std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.empty()) continue;
+    const std::vector<std::string_view> f = fields_of(line);
+    if (!f.empty() && f[0] == "B") {
+      TakenBranch branch;
+      uint64_t count = 0, mispredicts = 0;
+      if (f.size() != 5 || !parse_end(f[1], branch.from, branch.from_external) ||
+          !parse_end(f[2], branch.to, branch.to_external) || !parse_number(f[3], 10, count) ||
+          !parse_number(f[4], 10, mispredicts)) {
+        return fail("expected 'B <from> <to> <count> <mispredicts>'");
+      }
+      out.add_branch(branch, count, mispredicts);
+    } else if (!f.empty() && (f[0] == "F" || f[0] == "f")) {
+      FallThrough range;
+      range.external_origin = f[0] == "f";
+      uint64_t count = 0;
+      if (f.size() != 4 || !parse_number(f[1], 16, range.start) || !parse_number(f[2], 16, range.end) ||
+          !parse_number(f[3], 10, count)) {
+        return fail("expected '" + std::string(f[0]) + " <start> <end> <count>'");
+      }
+      out.add_fall_through(range, count);
+    } else {
+      return fail("not a pre-aggregated record (B, F or f)");
+    }
+  }
+  return out;
+}
+
+}  // namespace profcollect
