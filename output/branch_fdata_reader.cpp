@@ -3,6 +3,8 @@
 #include <charconv>
 #include <vector>
 
+#include "output/text_lines.h"
+
 namespace profcollect {
 
 namespace {
@@ -32,16 +34,13 @@ std::vector<std::string_view> fields_of(std::string_view line) {
 
 std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string* error) {
   BranchFdata out;
-  size_t line_no = 0;
+  TextLines lines(text);
   auto fail = [&](const std::string& why) -> std::optional<BranchFdata> {
-    if (error) *error = "line " + std::to_string(line_no) + ": " + why;
+    if (error) *error = "line " + std::to_string(lines.number()) + ": " + why;
     return std::nullopt;
   };
-  while (!text.empty()) {
-    ++line_no;
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  std::string_view line;
+  while (lines.next(line)) {
     if (line.empty()) continue;
     const std::vector<std::string_view> f = fields_of(line);
     if (f.size() != 8) {

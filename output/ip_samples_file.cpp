@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "output/text_lines.h"
+
 namespace profcollect {
 
 namespace {
@@ -32,18 +34,15 @@ std::string format_ip_samples(const IpProfile& ips) {
 
 std::optional<IpProfile> parse_ip_samples(std::string_view text, std::string* error) {
   IpProfile ips;
-  size_t line_no = 0;
-  while (!text.empty()) {
-    ++line_no;
-    const size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  TextLines lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
     if (line.empty()) continue;
     const size_t space = line.find(' ');
     uint64_t address = 0, count = 0;
     if (space == std::string_view::npos || !parse_number(line.substr(0, space), 16, address) ||
         !parse_number(line.substr(space + 1), 10, count)) {
-      if (error) *error = "line " + std::to_string(line_no) + ": expected '<hex address> <count>'";
+      if (error) *error = "line " + std::to_string(lines.number()) + ": expected '<hex address> <count>'";
       return std::nullopt;
     }
     ips.add(address, count);

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <vector>
 
+#include "output/text_lines.h"
+
 namespace profcollect {
 
 namespace {
@@ -66,9 +68,9 @@ void add_function_samples(FunctionSamples& into, const FunctionSamples& from) {
 
 std::optional<SampleProfile> parse_sample_profile_text(std::string_view text, std::string* error) {
   SampleProfile profile;
-  size_t line_no = 0;
+  TextLines lines(text);
   auto fail = [&](const std::string& why) -> std::optional<SampleProfile> {
-    if (error) *error = "line " + std::to_string(line_no) + ": " + why;
+    if (error) *error = "line " + std::to_string(lines.number()) + ": " + why;
     return std::nullopt;
   };
   // The function whose lines are at each depth: [0] the top-level one, [d] the callee inlined at
@@ -82,11 +84,8 @@ std::optional<SampleProfile> parse_sample_profile_text(std::string_view text, st
     current_top = FunctionSamples();
     have_top = false;
   };
-  while (!text.empty()) {
-    ++line_no;
-    const size_t nl = text.find('\n');
-    std::string_view line = text.substr(0, nl);
-    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  std::string_view line;
+  while (lines.next(line)) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty()) continue;
     const size_t depth = line.find_first_not_of(' ');
