@@ -1,10 +1,11 @@
-// `profcollect merge` of three system-wide collections (`-a`), whatever ran on this machine
-// meanwhile: many binaries, not all in every input, C++ libraries whose AutoFDO profiles name
-// template instances with spaces and colons. Every binary directory of any input must be in the
-// merged output; each bolt.fdata must hold the per-line sums of the inputs' (the test's own
-// reader; merge-fdata refuses no_lbr), and each autofdo.prof must equal
-// `llvm-profdata-19 merge --sample --text` of the inputs' as written (llvm-profdata cannot read
-// an empty profile, so a binary with one is judged by its fdata only).
+// `profcollect merge` of three system-wide collections (`-a`) of two spinning fixture programs
+// and whatever else ran on this machine meanwhile: several binaries, not all in every input (and,
+// when a C++ program with debug info ran, AutoFDO profiles naming template instances with spaces
+// and colons; the reader's part of that is unit-tested in profile_text_readers_test.cpp). Every
+// binary directory of any input must be in the merged output; each bolt.fdata must hold the
+// per-line sums of the inputs' (the test's own reader; merge-fdata refuses no_lbr), and each
+// autofdo.prof must equal `llvm-profdata-19 merge --sample --text` of the inputs' as written
+// (llvm-profdata cannot read an empty profile, so a binary with one is judged by its fdata only).
 #include <gtest/gtest.h>
 
 #include "tests/integration/autofdo_fixtures.h"
@@ -24,6 +25,10 @@ TEST_F(MergeSystemWideTest, EveryBinaryOfEveryHostAddsUp) {
   std::vector<fs::path> hosts;
   for (int i = 1; i <= 3; ++i) {
     hosts.push_back(tmp / ("host" + std::to_string(i)));
+    // Two programs with debug info spin meanwhile, whatever else runs on the machine, so that
+    // every host has at least two binaries (profcollect does not profile itself).
+    BackgroundProcess spin = start_target(fixture("live_spin"), {"a", "0"});
+    BackgroundProcess hot = start_target(fixture("hot"), {"100000000"});
     const ProfcollectRun run = run_profcollect({"-q", "-a", "-e", "cpu-clock", "--duration", "1", "-o", hosts.back().string()});
     ASSERT_EQ(run.run.exit_code, 0) << run.describe();
   }

@@ -1,0 +1,210 @@
+// The service as a user's host runs it (issue 12, acceptance 1 and 2): the installed unit and
+// daemon under a real systemd (a Debian 12 container, systemd_container.h), driven only through
+// systemctl, journalctl and `profcollect ctl`.
+//
+// - `systemctl start` returns once the daemon said READY=1 (Type=notify); a program runs; `ctl
+//   flush` writes its profiles under /var/lib/profcollect, which llvm-bolt-19 and
+//   llvm-profdata-19 read (the program's hot function profiled); `systemctl reload` with a
+//   broken configuration keeps the service running on the old one and the journal says why;
+//   `systemctl stop` ends it with status 0 after a final flush (the samples of a run after the
+//   last requested flush reach the files).
+// - With the watchdog set (a drop-in WatchdogSec=), a daemon stopped with SIGSTOP is restarted by
+//   systemd; a daemon killed with SIGKILL is restarted, and every count of a profile flushed
+//   before only grows.
+//
+// The program is the live fixture live_spin (dynamically linked: the container is the same
+// Debian release), which spins for a given amount of its own CPU time, copied into the
+// container; its profiles are judged on the host against the same file.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "tests/integration/convert_judges.h"
+#include "tests/integration/systemd_container.h"
+#include "tests/integration/test_support.h"
+
+namespace profcollect::test {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::seconds;
+
+constexpr const char* kProgram = "/usr/local/bin/live_spin";
+constexpr const char* kConfig = "/etc/profcollect/profcollect.toml";
+constexpr const char* kOutput = "/var/lib/profcollect";
+
+// Flushes come only on request and at the stop; everything else is the default.
+constexpr const char* kGoodConfig =
+    "flush_interval = \"1h\"\n"
+    "frequency = 2000\n";
+
+fs::path live_spin_on_host() { return binary_dir() / "fixtures" / "live" / "live_spin"; }
+
+// The counts of a no_lbr bolt.fdata, by line without its count ("1 spin_a 1a 0" -> 12).
+std::map<std::string, uint64_t> fdata_counts(const std::string& text) {
+  std::map<std::string, uint64_t> counts;
+  for (const std::string& line : split_lines(text)) {
+    if (line.empty() || line.starts_with("no_lbr")) continue;
+    const size_t space = line.rfind(' ');
+    counts[line.substr(0, space)] += std::stoull(line.substr(space + 1));
+  }
+  return counts;
+}
+
+class SystemdServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(require_bookworm_tree());
+    if (IsSkipped()) return;
+    ASSERT_TRUE(fs::exists(live_spin_on_host()))
+        << live_spin_on_host() << " is missing: the fixture sets are made by ctest's fixtures.generate";
+    try {
+      container_ = std::make_unique<SystemdContainer>(bookworm_tree().root);
+      container_->install_build(binary_dir());
+    } catch (const std::exception& e) {
+      FAIL() << e.what();
+    }
+    fs::copy_file(live_spin_on_host(), container_->root() / "usr/local/bin/live_spin",
+                  fs::copy_options::overwrite_existing);
+    write_file(container_->root() / "etc/profcollect/profcollect.toml", kGoodConfig);
+  }
+
+  // A command inside that must succeed.
+  CommandResult must(const std::vector<std::string>& argv, seconds timeout = seconds(120)) {
+    CommandResult r = container_->run(argv, timeout);
+    EXPECT_EQ(r.exit_code, 0) << r.describe(argv) << "\n" << container_->diagnostics();
+    return r;
+  }
+  std::string show(const std::string& property) {
+    const CommandResult r = container_->run({"systemctl", "show", "-p", property, "--value", "profcollect"});
+    return r.out.substr(0, r.out.find('\n'));
+  }
+  // Waits until `property` of the unit satisfies `accept`; false after `timeout`.
+  bool wait_for(const std::string& property, const std::function<bool(const std::string&)>& accept,
+                seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (accept(show(property))) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  }
+  // The program's profile directory under the output directory, "" when there is none.
+  fs::path profile_dir() const {
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(container_->root() / fs::path(kOutput).relative_path(), ec)) {
+      if (entry.path().filename().string().starts_with("live_spin-")) return entry.path();
+    }
+    return {};
+  }
+  void run_program(const char* cpu_seconds) { must({kProgram, "a", cpu_seconds}); }
+
+  std::unique_ptr<SystemdContainer> container_;
+};
+
+TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadReloadAndStopsAfterAFlush) {
+  must({"systemctl", "start", "profcollect"});
+  // Type=notify: start returned only once READY=1 arrived, so the unit is active at once.
+  EXPECT_EQ(show("ActiveState"), "active") << container_->diagnostics();
+  const std::string main_pid = show("MainPID");
+
+  run_program("1");
+  const CommandResult flushed = must({"profcollect", "ctl", "flush"});
+  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true) << flushed.out;
+  const fs::path dir = profile_dir();
+  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n" << container_->diagnostics();
+  const std::string fdata = read_file(dir / "bolt.fdata");
+  EXPECT_NE(fdata.find(" spin_a "), std::string::npos) << fdata;
+
+  // The judges, on the host, against the same program file.
+  TempDir tmp;
+  write_file(tmp / "live_spin.fdata", fdata);
+  const BoltRun bolt = run_llvm_bolt(live_spin_on_host(), tmp / "live_spin.fdata", tmp / "live_spin.bolt");
+  EXPECT_EQ(bolt.run.exit_code, 0) << bolt.run.describe(bolt.argv);
+  ASSERT_TRUE(bolt.profiled_functions) << bolt.run.describe(bolt.argv);
+  EXPECT_GE(*bolt.profiled_functions, 1u) << bolt.run.describe(bolt.argv);
+  write_file(tmp / "autofdo.prof", read_file(dir / "autofdo.prof"));
+  const std::vector<std::string> show_profile = {"llvm-profdata-19", "show", "--sample", "--all-functions",
+                                                 (tmp / "autofdo.prof").string()};
+  const CommandResult profdata = run_command(show_profile);
+  EXPECT_EQ(profdata.exit_code, 0) << profdata.describe(show_profile);
+  EXPECT_NE(profdata.out.find("spin_a"), std::string::npos) << profdata.describe(show_profile);
+
+  // A broken configuration at reload: refused, logged with the key, the old one kept.
+  write_file(container_->root() / "etc/profcollect/profcollect.toml", std::string(kGoodConfig) + "frequncy = 5\n");
+  container_->run({"systemctl", "reload", "profcollect"});
+  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
+      << container_->diagnostics();
+  EXPECT_EQ(show("MainPID"), main_pid) << "the daemon was restarted";
+  const CommandResult journal = must({"journalctl", "-u", "profcollect", "--no-pager", "-o", "cat"});
+  EXPECT_NE(journal.out.find("frequncy"), std::string::npos) << journal.out;
+  EXPECT_NE(journal.out.find(kConfig), std::string::npos) << journal.out;
+  const CommandResult status = must({"profcollect", "ctl", "status"});
+  EXPECT_EQ(nlohmann::json::parse(status.out, nullptr, false).value("frequency_hz", uint64_t{0}), 2000u)
+      << status.out;
+
+  // Samples after the last requested flush reach the files at the stop.
+  const uint64_t before_stop = [&] {
+    uint64_t n = 0;
+    for (const auto& [line, count] : fdata_counts(read_file(dir / "bolt.fdata"))) n += count;
+    return n;
+  }();
+  run_program("1");
+  must({"systemctl", "stop", "profcollect"}, seconds(240));
+  EXPECT_EQ(show("ExecMainStatus"), "0") << container_->diagnostics();
+  EXPECT_EQ(show("Result"), "success") << container_->diagnostics();
+  uint64_t after_stop = 0;
+  for (const auto& [line, count] : fdata_counts(read_file(profile_dir() / "bolt.fdata"))) after_stop += count;
+  // 1 s of CPU time at 2000 Hz: about 2000 samples; a quarter of them is plenty to tell.
+  EXPECT_GE(after_stop, before_stop + 500) << "the final flush is missing";
+}
+
+TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothingFlushed) {
+  const fs::path dropin = container_->root() / "etc/systemd/system/profcollect.service.d";
+  fs::create_directories(dropin);
+  write_file(dropin / "watchdog.conf", "[Service]\nWatchdogSec=3s\nRestartSec=1s\n");
+  must({"systemctl", "daemon-reload"});
+  must({"systemctl", "start", "profcollect"});
+  run_program("1");
+  must({"profcollect", "ctl", "flush"});
+  const fs::path dir = profile_dir();
+  ASSERT_FALSE(dir.empty()) << container_->diagnostics();
+  const std::map<std::string, uint64_t> flushed = fdata_counts(read_file(dir / "bolt.fdata"));
+  ASSERT_FALSE(flushed.empty());
+
+  // SIGKILL: systemd restarts it (Restart=on-failure), and it takes up what is on disk.
+  const std::string killed_pid = show("MainPID");
+  must({"systemctl", "kill", "-s", "KILL", "profcollect"});
+  ASSERT_TRUE(wait_for("MainPID", [&](const std::string& pid) { return pid != killed_pid && pid != "0"; },
+                       seconds(60)))
+      << container_->diagnostics();
+  ASSERT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
+      << container_->diagnostics();
+  run_program("1");
+  must({"profcollect", "ctl", "flush"});
+  const std::map<std::string, uint64_t> after = fdata_counts(read_file(profile_dir() / "bolt.fdata"));
+  for (const auto& [line, count] : flushed) {
+    EXPECT_GE(after.count(line) ? after.at(line) : 0, count) << line << ": a flushed count went down";
+  }
+
+  // SIGSTOP: no watchdog ping for 3 s, and systemd restarts it.
+  const std::string stopped_pid = show("MainPID");
+  must({"kill", "-STOP", stopped_pid});
+  EXPECT_TRUE(wait_for("MainPID", [&](const std::string& pid) { return pid != stopped_pid && pid != "0"; },
+                       seconds(60)))
+      << "the watchdog did not restart the stopped daemon\n" << container_->diagnostics();
+  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
+      << container_->diagnostics();
+  const CommandResult journal = must({"journalctl", "-u", "profcollect", "--no-pager"});
+  EXPECT_NE(journal.out.find("Watchdog timeout"), std::string::npos) << journal.out;
+}
+
+}  // namespace
+}  // namespace profcollect::test
