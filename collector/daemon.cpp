@@ -118,6 +118,7 @@ void Daemon::close_session() {
   const nlohmann::ordered_json s = session_->status();
   ended_samples_ += s.value("samples", uint64_t{0});
   ended_lost_ += s.value("lost", uint64_t{0});
+  ended_own_samples_ += s.value("own_samples", uint64_t{0});
   for (const auto& [reason, count] : s["unmapped"].items()) ended_unmapped_[reason] += count.get<uint64_t>();
   session_.reset();
   sample_rate_ = 0;
@@ -347,7 +348,7 @@ nlohmann::ordered_json Daemon::status() const {
   j["engine"] = config_.engine;
   j["collecting"] = session_ != nullptr;
   j["output_dir"] = config_.output_dir;
-  uint64_t samples = ended_samples_, lost = ended_lost_;
+  uint64_t samples = ended_samples_, lost = ended_lost_, own_samples = ended_own_samples_;
   std::map<std::string, uint64_t> unmapped = ended_unmapped_;
   nlohmann::ordered_json binaries = nlohmann::ordered_json::array();
   if (session_) {
@@ -357,6 +358,7 @@ nlohmann::ordered_json Daemon::status() const {
     if (s.contains("period")) j["period"] = s["period"];
     samples += s.value("samples", uint64_t{0});
     lost += s.value("lost", uint64_t{0});
+    own_samples += s.value("own_samples", uint64_t{0});
     for (const auto& [reason, count] : s["unmapped"].items()) unmapped[reason] += count.get<uint64_t>();
     for (const auto& b : session_->binary_counts()) {
       nlohmann::ordered_json e;
@@ -370,6 +372,7 @@ nlohmann::ordered_json Daemon::status() const {
   }
   j["samples"] = samples;
   j["lost"] = lost;
+  j["own_samples"] = own_samples;  // the daemon's own, counted apart and profiled nowhere
   if (rate_measured_) j["sample_rate"] = sample_rate_;  // measured between flushes
   j["binaries"] = std::move(binaries);
   j["unmapped"] = unmapped;

@@ -73,7 +73,7 @@ class Daemon {
   boost::asio::signal_set signals_;
   std::chrono::steady_clock::time_point started_;
   // Totals of the sessions that have ended (duty-cycle windows, restarts at a reload).
-  uint64_t ended_samples_ = 0, ended_lost_ = 0;
+  uint64_t ended_samples_ = 0, ended_lost_ = 0, ended_own_samples_ = 0;
   std::map<std::string, uint64_t> ended_unmapped_;
   // For STATUS=: the samples at the last flush and when it was.
   uint64_t samples_at_flush_ = 0;
