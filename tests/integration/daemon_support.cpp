@@ -2,6 +2,7 @@
 
 #include "tests/integration/cpu_time.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/socket.h>
@@ -25,11 +26,35 @@ NotifyListener::NotifyListener(const fs::path& path) : path_(path) {
   std::strcpy(addr.sun_path, path.c_str());
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("bind " + path.string() + ": " + std::strerror(errno));
+  if (::pipe2(stop_, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  receiver_ = std::thread([this] { receive(); });
 }
 
 NotifyListener::~NotifyListener() {
+  const char end = 0;
+  [[maybe_unused]] const ssize_t written = ::write(stop_[1], &end, 1);
+  receiver_.join();
+  ::close(stop_[0]);
+  ::close(stop_[1]);
   if (fd_ >= 0) ::close(fd_);
   ::unlink(path_.c_str());
+}
+
+void NotifyListener::receive() {
+  for (;;) {
+    pollfd p[2] = {{fd_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
+    if (::poll(p, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    if (p[1].revents) return;
+    char buf[4096];
+    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
+    if (n <= 0) continue;
+    std::lock_guard lock(mutex_);
+    messages_.emplace_back(buf, static_cast<size_t>(n));
+    arrived_.notify_all();
+  }
 }
 
 bool NotifyListener::holds(const std::string& message, const std::string& line) const {
@@ -43,27 +68,30 @@ bool NotifyListener::holds(const std::string& message, const std::string& line) 
 
 std::optional<std::string> NotifyListener::wait_for(const std::string& line, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock lock(mutex_);
   for (;;) {
     for (; seen_ < messages_.size(); ++seen_) {
       if (holds(messages_[seen_], line)) return messages_[seen_++];
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return std::nullopt;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-    char buf[4096];
-    const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
-    if (n > 0) messages_.emplace_back(buf, static_cast<size_t>(n));
+    if (arrived_.wait_until(lock, deadline) == std::cv_status::timeout && seen_ == messages_.size())
+      return std::nullopt;
   }
 }
 
 size_t NotifyListener::count(const std::string& line) const {
+  std::lock_guard lock(mutex_);
   size_t n = 0;
   for (const auto& m : messages_) n += holds(m, line);
   return n;
 }
 
+std::vector<std::string> NotifyListener::messages() const {
+  std::lock_guard lock(mutex_);
+  return messages_;
+}
+
 std::string NotifyListener::describe() const {
+  std::lock_guard lock(mutex_);
   std::string s = "notifications:";
   for (const auto& m : messages_) s += "\n  [" + m + "]";
   return s;

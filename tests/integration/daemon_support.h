@@ -8,7 +8,10 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -31,15 +34,22 @@ class NotifyListener {
   std::optional<std::string> wait_for(const std::string& line, std::chrono::milliseconds timeout);
   // How many messages received so far hold such a line.
   size_t count(const std::string& line) const;
-  const std::vector<std::string>& messages() const { return messages_; }
+  std::vector<std::string> messages() const;
   std::string describe() const;
 
  private:
   bool holds(const std::string& message, const std::string& line) const;
+  // Receives every message as it comes, as systemd does: a datagram socket nobody reads fills
+  // after a few messages (net.unix.max_dgram_qlen), and the daemon's sd_notify then blocks.
+  void receive();
   std::filesystem::path path_;
   int fd_ = -1;
+  int stop_[2] = {-1, -1};  // a pipe that ends receive()
+  mutable std::mutex mutex_;
+  std::condition_variable arrived_;
   std::vector<std::string> messages_;
   size_t seen_ = 0;  // messages already matched by wait_for: each is matched once
+  std::thread receiver_;
 };
 
 // `profcollect daemon --config CONFIG` in the background, with NOTIFY_SOCKET set to `notify`
