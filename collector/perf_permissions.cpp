@@ -18,6 +18,7 @@ PerfPermissions PerfPermissions::from(int paranoid, uint64_t caps, uid_t uid) {
   p.cap_sys_admin = has(kCapSysAdmin);
   p.cap_sys_ptrace = has(kCapSysPtrace);
   p.cap_ipc_lock = has(kCapIpcLock);
+  p.effective_caps = caps;
   p.uid = uid;
   return p;
 }

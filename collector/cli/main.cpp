@@ -18,6 +18,7 @@
 #include "collector/cli/convert_command.h"
 #include "collector/cli/ctl_command.h"
 #include "collector/cli/daemon_command.h"
+#include "collector/cli/doctor_command.h"
 #include "collector/cli/merge_command.h"
 #include "collector/cli/report_command.h"
 #include "collector/event_selection.h"
@@ -187,6 +188,15 @@ int main(int argc, char** argv) {
   m->add_option("DIR", merge.inputs, "output directories of live collection (one per host)")->required();
   m->add_flag("-q,--quiet", merge.quiet, "print nothing but errors and warnings");
 
+  DoctorOptions doctor;
+  auto* doc = app.add_subcommand(
+      "doctor",
+      "Say what this machine lets profcollect do and what stands in the way, each with its fix: "
+      "PMU, branch-stack hardware (LBR, BRS, BRBE), Arm SPE, perf_event_paranoid, kptr_restrict, "
+      "capabilities, BPF and BTF, the ring-buffer lock budget, the kernel's vmlinux, module debug "
+      "info, toolchain hazards for AutoFDO kernels. Exit status 0 whenever the report is made.");
+  doc->add_flag("--json", doctor.json, "print the report as JSON (id, status, detail, fix per check)");
+
   std::vector<std::string> args(argv + 1, argv + argc);
   // Everything after "--" is the command to run, untouched by option parsing.
   for (size_t i = 0; i < args.size(); ++i) {
@@ -220,6 +230,7 @@ int main(int argc, char** argv) {
     if (*d) return run_daemon(daemon_config);
     if (*k) return run_ctl(ctl);
     if (*m) return run_merge(merge);
+    if (*doc) return run_doctor(doctor);
     if (!pid_list.empty()) {
       std::stringstream ss(pid_list);
       std::string item;
