@@ -81,7 +81,8 @@ class SamplePipeline {
 
  private:
   ImageProfile& profile_for(int32_t slot);
-  void add_branch_stack(uint32_t pid, std::span<const BranchEntry> newest_first, uint64_t count);
+  void add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first, uint64_t count);
+  ResolvedAddress resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode);
 
   ImageSelector& selector_;
   PipelineOptions options_;
