@@ -1,5 +1,7 @@
 #include "collector/sample_pipeline.h"
 
+#include "mapper/image_kind.h"
+
 #include <algorithm>
 
 namespace profcollect {
@@ -41,6 +43,13 @@ void SamplePipeline::consume(const Record& record, uint64_t count) {
   }
 }
 
+// Only executable memory takes perf's /tmp/perf-PID.map name (a sample rarely lands elsewhere,
+// so the mapping is looked up again only then).
+bool SamplePipeline::in_executable_mapping(const SampleRecord& s) const {
+  const Mapping* m = processes_.find(s.pid, s.ip, s.cpumode);
+  return m != nullptr && m->executable;
+}
+
 void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   if (options_.pid && s.pid != *options_.pid) return;
   if (options_.excluded_pid && s.pid == *options_.excluded_pid) {
@@ -52,7 +61,11 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   counts_.per_attr[s.attr_index] += count;
   const ResolvedAddress r = resolver_.resolve(processes_, s.pid, s.ip, s.cpumode);
   if (r.dso != ResolvedAddress::kNoDso) {
-    counts_.per_dso[r.dso] += count;
+    if (is_perf_map_memory(processes_.dso(r.dso).path) && in_executable_mapping(s)) {
+      counts_.perf_map_per_pid[s.pid] += count;
+    } else {
+      counts_.per_dso[r.dso] += count;
+    }
   } else {
     counts_.no_dso += count;
   }
