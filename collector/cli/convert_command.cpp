@@ -197,6 +197,11 @@ int run_convert(const ConvertOptions& o) {
     if (mismatched) {
       const std::string recorded_id =
           selector.mismatched_build_id().empty() ? std::string("unknown") : selector.mismatched_build_id().to_hex();
+      if (target->kind() == ImageKind::Kernel) {
+        throw CliError(input + ": " + std::to_string(mismatched) + " samples are in the kernel it recorded (build-id " +
+                       recorded_id + "), not in " + o.binary + " (build-id " + build_id.to_hex() +
+                       "): another kernel build; pass --ignore-build-id to use them anyway");
+      }
       throw CliError(input + ": " + std::to_string(mismatched) + " samples are in " + selector.mismatched_path() +
                      " (build-id " + recorded_id + "), a file named like " + o.binary +
                      " whose build-id differs from the binary's (" + build_id.to_hex() +

@@ -167,5 +167,29 @@ TEST_F(KernelAutofdoClaims, KernelRefusesAUserProgram) {
   EXPECT_FALSE(fs::exists(dir_ / "x.fdata"));
 }
 
+// A vmlinux of another build (the same object linked with another build-id): refused, naming the
+// build-id the recording lists for [kernel.kallsyms] (perf buildid-list) and the vmlinux's.
+TEST_F(KernelAutofdoClaims, AVmlinuxOfAnotherBuildIsRefusedWithBothBuildIds) {
+  const std::string other_id = "0123456789abcdef0123456789abcdef01234567";
+  const fs::path other = dir_ / "vmlinux";
+  const std::vector<std::string> ld = {"ld", "-static", "-T",
+                                       (source_dir() / "tests/fixtures/kernel_src/kernel_autofdo.ld").string(),
+                                       "--defsym", "IMAGE_BASE=0xffffffff81000000", "--build-id=0x" + other_id,
+                                       "-o", other.string(), fixture("kernel_autofdo.o").string()};
+  CommandResult run = run_command(ld);
+  ASSERT_EQ(run.exit_code, 0) << run.describe(ld);
+  const fs::path data = fixture("kernel_branch.data");
+  run = run_command({"perf", "buildid-list", "-i", data.string()});
+  const std::string listed = run.out.substr(0, run.out.find(' '));
+  ASSERT_NE(run.out.find(" [kernel.kallsyms]"), std::string::npos) << run.out;
+  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "--kernel", "-p", data.string(),
+                                         "--format", "autofdo", "-o", (dir_ / "x.prof").string(), other.string()};
+  run = run_command(argv);
+  EXPECT_EQ(run.exit_code, 1) << run.describe(argv);
+  EXPECT_NE(run.err.find(listed), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(other_id), std::string::npos) << run.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.prof"));
+}
+
 }  // namespace
 }  // namespace profcollect::test
