@@ -1,5 +1,7 @@
 #include "collector/sample_pipeline.h"
 
+#include "mapper/image_kind.h"
+
 #include <algorithm>
 
 namespace profcollect {
@@ -41,6 +43,13 @@ void SamplePipeline::consume(const Record& record, uint64_t count) {
   }
 }
 
+// Only executable memory takes perf's /tmp/perf-PID.map name (a sample rarely lands elsewhere,
+// so the mapping is looked up again only then).
+bool SamplePipeline::in_executable_mapping(const SampleRecord& s) const {
+  const Mapping* m = processes_.find(s.pid, s.ip, s.cpumode);
+  return m != nullptr && m->executable;
+}
+
 void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   if (options_.pid && s.pid != *options_.pid) return;
   if (options_.excluded_pid && s.pid == *options_.excluded_pid) {
@@ -52,7 +61,11 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   counts_.per_attr[s.attr_index] += count;
   const ResolvedAddress r = resolver_.resolve(processes_, s.pid, s.ip, s.cpumode);
   if (r.dso != ResolvedAddress::kNoDso) {
-    counts_.per_dso[r.dso] += count;
+    if (is_perf_map_memory(processes_.dso(r.dso).path) && in_executable_mapping(s)) {
+      counts_.perf_map_per_pid[s.pid] += count;
+    } else {
+      counts_.per_dso[r.dso] += count;
+    }
   } else {
     counts_.no_dso += count;
   }
@@ -65,19 +78,30 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   }
   if (s.has_branch_stack) {
     counts_.branch_stacks += count;
-    if (options_.branch_stacks && !s.branches.empty()) add_branch_stack(s.pid, s.branches, count);
+    if (options_.branch_stacks && !s.branches.empty()) add_branch_stack(s.pid, s.cpumode, s.branches, count);
   }
 }
 
-void SamplePipeline::add_branch_stack(uint32_t pid, std::span<const BranchEntry> newest_first, uint64_t count) {
+// A user sample's branch ends are resolved as user addresses: a kernel end lies in no user
+// mapping, so kernel entries are kept out of user profiles as external ends. A kernel sample's
+// (perf record -b with :k) are kernel code, looked up in the kernel's mappings first; an end
+// the kernel does not map (a system call's user-mode source) is looked up in the process's.
+ResolvedAddress SamplePipeline::resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode) {
+  const bool kernel = sample_mode == CpuMode::Kernel || sample_mode == CpuMode::GuestKernel;
+  if (!kernel) return resolver_.resolve(processes_, pid, address, CpuMode::User);
+  const ResolvedAddress r = resolver_.resolve(processes_, pid, address, sample_mode);
+  if (r.dso != ResolvedAddress::kNoDso) return r;
+  return resolver_.resolve(processes_, pid, address, CpuMode::User);
+}
+
+void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first,
+                                      uint64_t count) {
   from_.clear();
   to_.clear();
   touched_.clear();
   for (const BranchEntry& e : newest_first) {
-    // Branch ends are resolved as user addresses: a kernel end lies in no user mapping, so kernel
-    // entries are kept out of user profiles as external ends.
-    from_.push_back(resolver_.resolve(processes_, pid, e.from, CpuMode::User));
-    to_.push_back(resolver_.resolve(processes_, pid, e.to, CpuMode::User));
+    from_.push_back(resolve_branch_end(pid, e.from, mode));
+    to_.push_back(resolve_branch_end(pid, e.to, mode));
     for (int32_t slot : {from_.back().image, to_.back().image}) {
       if (slot >= 0 && std::find(touched_.begin(), touched_.end(), slot) == touched_.end()) touched_.push_back(slot);
     }

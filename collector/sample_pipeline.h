@@ -43,6 +43,9 @@ struct PipelineCounts {
   uint64_t throttled = 0;
   std::vector<uint64_t> per_attr;                  // samples per attr (event) index
   std::unordered_map<uint32_t, uint64_t> per_dso;  // samples per mapped file (Dso index)
+  // Samples in executable anonymous memory (mapper/image_kind.h is_perf_map_memory) per
+  // process, counted here instead of in per_dso: perf names that memory /tmp/perf-PID.map.
+  std::unordered_map<uint32_t, uint64_t> perf_map_per_pid;
   uint64_t no_dso = 0;                             // samples in no mapping
   OutcomeCounts outcomes;
 };
@@ -81,7 +84,9 @@ class SamplePipeline {
 
  private:
   ImageProfile& profile_for(int32_t slot);
-  void add_branch_stack(uint32_t pid, std::span<const BranchEntry> newest_first, uint64_t count);
+  void add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first, uint64_t count);
+  bool in_executable_mapping(const SampleRecord& s) const;
+  ResolvedAddress resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode);
 
   ImageSelector& selector_;
   PipelineOptions options_;

@@ -9,6 +9,13 @@ bool is_anonymous_path(std::string_view p) {
          p.empty();
 }
 
+bool is_perf_map_memory(std::string_view p) {
+  return p.starts_with("//anon") || p.starts_with("/dev/zero") || p.starts_with("/anon_hugepage") ||
+         p.starts_with("[stack") || p.starts_with("/SYSV") || p == "[heap]";
+}
+
+std::string perf_map_name(uint32_t pid) { return "/tmp/perf-" + std::to_string(pid) + ".map"; }
+
 ImageKind classify_image(const Dso& dso) {
   if (dso.kernel) {
     // The kernel's MMAP records name the image "[kernel.kallsyms]_text" (or "_stext"); every
@@ -38,7 +45,7 @@ std::string dso_display_name(const Dso& dso) {
   if (dso.kernel) {
     if (p.starts_with("[kernel.kallsyms]")) return "[kernel.kallsyms]";
     if (p.starts_with("[")) return std::string(p);
-    // A module: perf shows "[name]".
+    // A module: perf shows "[name]" (report shows its path where perf would, see there).
     return "[" + module_name(p) + "]";
   }
   return std::string(p);

@@ -22,6 +22,12 @@ enum class ImageKind : uint8_t {
 // Anonymous memory or JIT code, by the names perf and the kernel give it.
 bool is_anonymous_path(std::string_view path);
 
+// Memory perf names "/tmp/perf-PID.map" when it is executable, whether or not that file exists
+// (perf's map__new): anonymous memory ("//anon", "/dev/zero", "/anon_hugepage"), the stack, the
+// heap and SysV shared memory. Samples there are counted per process under that name.
+bool is_perf_map_memory(std::string_view path);
+std::string perf_map_name(uint32_t pid);
+
 ImageKind classify_image(const Dso& dso);
 
 std::string_view image_kind_name(ImageKind kind);

@@ -1,5 +1,7 @@
 #include "mapper/target_image_selector.h"
 
+#include "mapper/image_kind.h"
+
 namespace profcollect {
 
 TargetImageSelector::TargetImageSelector(std::shared_ptr<LoadedImage> target, bool ignore_build_id,
@@ -24,7 +26,9 @@ ImageChoice TargetImageSelector::choose(uint32_t, const Mapping&, const Dso& dso
       c.verdict = ImageChoice::Verdict::BuildIdMismatch;
       if (mismatched_path_.empty()) {
         mismatched_path_ = dso.path;
-        const BuildId* recorded = dso.build_id.empty() && recorded_build_id_ ? recorded_build_id_(dso.path) : nullptr;
+        // The build-id table names the kernel "[kernel.kallsyms]", its mapping "[kernel.kallsyms]_text".
+        const std::string listed = dso.kernel ? dso_display_name(dso) : dso.path;
+        const BuildId* recorded = dso.build_id.empty() && recorded_build_id_ ? recorded_build_id_(listed) : nullptr;
         mismatched_build_id_ = recorded ? *recorded : dso.build_id;
       }
       break;

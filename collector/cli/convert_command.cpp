@@ -116,6 +116,10 @@ int run_convert(const ConvertOptions& o) {
     throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p", 2);
   }
   std::shared_ptr<LoadedImage> target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
+  if (o.kernel && target->kind() != ImageKind::Kernel && target->kind() != ImageKind::KernelModule) {
+    throw CliError(o.binary + ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
+                   "space, with a _text or _stext symbol) nor a kernel module (ET_REL)", 2);
+  }
   if (target->kind() == ImageKind::KernelModule) {
     // Its samples translate (section, offset), but every section of an ET_REL file starts at
     // address 0, and functions are still named by address alone: no profile rather than a wrong one.
@@ -193,6 +197,11 @@ int run_convert(const ConvertOptions& o) {
     if (mismatched) {
       const std::string recorded_id =
           selector.mismatched_build_id().empty() ? std::string("unknown") : selector.mismatched_build_id().to_hex();
+      if (target->kind() == ImageKind::Kernel) {
+        throw CliError(input + ": " + std::to_string(mismatched) + " samples are in the kernel it recorded (build-id " +
+                       recorded_id + "), not in " + o.binary + " (build-id " + build_id.to_hex() +
+                       "): another kernel build; pass --ignore-build-id to use them anyway");
+      }
       throw CliError(input + ": " + std::to_string(mismatched) + " samples are in " + selector.mismatched_path() +
                      " (build-id " + recorded_id + "), a file named like " + o.binary +
                      " whose build-id differs from the binary's (" + build_id.to_hex() +
@@ -213,8 +222,13 @@ int run_convert(const ConvertOptions& o) {
                   " of its MMAP2 records are flagged as carrying a build-id but hold a device and inode "
                   "(the kernel does so when another tool records build-ids at the same time)"
             : std::string("it records no build-id for the file");
-    std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n", input.c_str(),
-                 why.c_str(), o.binary.c_str());
+    if (target->kind() == ImageKind::Kernel) {
+      std::fprintf(stderr, "profcollect: warning: %s: %s; its kernel mapping was taken for %s unchecked\n",
+                   input.c_str(), why.c_str(), o.binary.c_str());
+    } else {
+      std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n", input.c_str(),
+                   why.c_str(), o.binary.c_str());
+    }
   }
   std::vector<std::string> events;
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {

@@ -26,6 +26,10 @@ struct ConvertOptions {
   std::optional<uint32_t> pid;
   bool ignore_build_id = false;
   std::vector<std::string> debug_dirs;
+  // --kernel (llvm-profgen's spelling): the binary must be a kernel image or module. Its samples
+  // are the kernel's own mappings' either way: [kernel.kallsyms] for a vmlinux, slid by the
+  // runtime _text perf recorded; the module's mapping for a .ko.
+  bool kernel = false;
   bool quiet = false;
 };
 

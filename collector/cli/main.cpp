@@ -144,8 +144,13 @@ int main(int argc, char** argv) {
               "use samples of a file of BINARY's name even if its build-id differs");
   c->add_option("--debug-dir", convert.debug_dirs,
                 "directory searched for separate debug info (.build-id/xx/yyyy.debug); repeatable");
+  c->add_flag("--kernel", convert.kernel,
+              "BINARY is the kernel (vmlinux, as llvm-profgen --kernel) or a kernel module (.ko): refuse "
+              "anything else; a kernel image given without it is converted the same way");
   c->add_flag("-q,--quiet", convert.quiet, "print nothing but errors");
-  c->add_option("BINARY", convert.binary, "the executable, shared library or kernel image (vmlinux) profiled")->required();
+  c->add_option("BINARY", convert.binary,
+                "the executable, shared library, kernel image (vmlinux) or kernel module (.ko) profiled")
+      ->required();
 
   ReportOptions report;
   auto* r = app.add_subcommand("report", "Summarize a perf.data (samples, losses, per-file counts, "

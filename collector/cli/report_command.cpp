@@ -1,6 +1,7 @@
 #include "collector/cli/report_command.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,8 +25,15 @@ struct DsoCount {
   uint64_t samples;
 };
 
+// perf names a module's samples after the file that made its dso first: the path the file's
+// build-id table (read before the data) gives it, else "[name]" from its MMAP record (pipe mode,
+// where the build-ids come last).
+std::string module_display_name(const Dso& d, const std::set<std::string>& named_before_data) {
+  return named_before_data.contains(d.path) ? d.path : dso_display_name(d);
+}
+
 std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& processes,
-                                 const SessionInfo& session) {
+                                 const SessionInfo& session, const std::set<std::string>& named_before_data) {
   // Several Dso entries can share a display name (one file seen with and without a build-id, or
   // kernel text and its aliases): perf script's dso column counts them together.
   std::vector<DsoCount> out;
@@ -42,7 +50,8 @@ std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& pr
   for (const auto& [index, n] : t.per_dso) {
     const Dso& d = processes.dso(index);
     std::string bid = d.build_id.empty() ? std::string() : d.build_id.to_hex();
-    std::string name = dso_display_name(d);
+    const bool module = d.kernel && !d.path.starts_with("[kernel.kallsyms]") && !d.path.starts_with("[guest.kernel");
+    std::string name = module ? module_display_name(d, named_before_data) : dso_display_name(d);
     if (bid.empty()) {
       // The build-id table names the kernel "[kernel.kallsyms]", its MMAP "[kernel.kallsyms]_text".
       for (const auto& e : session.build_ids) {
@@ -54,6 +63,7 @@ std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& pr
     }
     add(name, bid, n);
   }
+  for (const auto& [pid, n] : t.perf_map_per_pid) add(perf_map_name(pid), "", n);
   if (t.no_dso) add("[unknown]", "", t.no_dso);
   std::sort(out.begin(), out.end(), [](const DsoCount& a, const DsoCount& b) {
     return a.samples != b.samples ? a.samples > b.samples : a.path < b.path;
@@ -81,6 +91,8 @@ int run_report(const ReportOptions& o) {
   po.pid = o.pid;
   po.branch_stacks = false;  // the report counts samples, not branches
   SamplePipeline pipeline(*selector, po);
+  std::set<std::string> named_before_data;
+  for (const BuildIdEntry& e : source->session().build_ids) named_before_data.insert(e.filename);
   std::string damage;
   try {
     read_recording(*source, pipeline, make_progress_reporter("reading " + o.input, o.quiet || o.json));
@@ -100,7 +112,7 @@ int run_report(const ReportOptions& o) {
     tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
     tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
   }
-  auto dsos = dso_counts(tally, processes, source->session());
+  auto dsos = dso_counts(tally, processes, source->session(), named_before_data);
 
   if (o.json) {
     nlohmann::ordered_json j;

@@ -1,0 +1,136 @@
+// Samples in a kernel module (a stand-in .ko: ET_REL with DWARF, one section per function, laid
+// out in module memory in reverse, so .text is not first) are translated to the section and the
+// section-relative address llvm-symbolizer-19 attributes as the sampled code. In an ET_REL file
+// every section starts at address 0, so llvm-symbolizer is given a copy whose sections objcopy
+// has placed where the module's memory had them; it must name, for the address we translate
+// each sample to, the very function and line it names for the address the sample was taken at.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+#include "mapper/image_resolver.h"
+#include "mapper/image_translator.h"
+#include "mapper/target_image_selector.h"
+#include "tests/integration/test_support.h"
+
+namespace profcollect::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kStart = 0xffffffffc0a40000, kLength = 0x8000;
+constexpr uint32_t kPid = 4242;  // the task a kernel sample interrupted: any process
+const std::vector<std::string> kFunctions = {"mod_open", "mod_read", "mod_write", "mod_exit"};
+
+std::string hex(uint64_t v) {
+  std::ostringstream out;
+  out << "0x" << std::hex << v;
+  return out.str();
+}
+
+// llvm-symbolizer-19's answer per address: "function\nfile:line:column".
+std::vector<std::string> symbolize(const fs::path& object, const std::vector<uint64_t>& addresses) {
+  std::vector<std::string> argv = {"llvm-symbolizer-19", "--obj=" + object.string()};
+  for (uint64_t a : addresses) argv.push_back(hex(a));
+  const CommandResult run = run_command(argv);
+  EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
+  std::vector<std::string> answers;
+  std::string current;
+  for (const std::string& line : split_lines(run.out)) {
+    if (line.empty()) {
+      if (!current.empty()) answers.push_back(current);
+      current.clear();
+    } else {
+      current += (current.empty() ? "" : "\n") + line;
+    }
+  }
+  if (!current.empty()) answers.push_back(current);
+  return answers;
+}
+
+TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttributesAtItsAddress) {
+  for (const char* tool : {"clang-19", "objcopy", "llvm-symbolizer-19", "nm"}) {
+    if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
+  }
+  TempDir dir;
+  const fs::path ko = dir / "fake-mod.ko", placed = dir / "fake-mod.placed.ko";
+  const std::vector<std::string> cc = {"clang-19", "-O1", "-g", "-ffunction-sections", "-fno-pic",
+                                       "-mcmodel=kernel", "-ffreestanding", "-c",
+                                       (source_dir() / "tests/fixtures/kernel_src/fake_module.c").string(),
+                                       "-o", ko.string()};
+  CommandResult run = run_command(cc);
+  ASSERT_EQ(run.exit_code, 0) << run.describe(cc);
+
+  // Each function's section, from the end of the module's memory downwards: .text.mod_open,
+  // first in the file, is last in memory.
+  std::shared_ptr<const ElfBinary> elf = ElfBinary::open(ko.string());
+  ModuleLayout layout;
+  layout.start = kStart;
+  std::map<std::string, uint64_t> runtime;  // section name -> runtime address
+  std::vector<std::string> objcopy = {"objcopy"};
+  uint64_t at = kStart + 0x7000;
+  for (const std::string& f : kFunctions) {
+    const std::string section = ".text." + f;
+    at -= 0x800;
+    runtime[section] = at;
+    layout.sections.push_back({section, at});
+    objcopy.insert(objcopy.end(), {"--change-section-address", section + "=" + hex(at - kStart)});
+  }
+  objcopy.insert(objcopy.end(), {ko.string(), placed.string()});
+  run = run_command(objcopy);
+  ASSERT_EQ(run.exit_code, 0) << run.describe(objcopy);
+
+  // nm: each function's size (its address is 0, the start of its section).
+  run = run_command({"nm", "-S", "--defined-only", ko.string()});
+  std::map<std::string, uint64_t> sizes;
+  for (const std::string& line : split_lines(run.out)) {
+    std::istringstream in(line);
+    std::string address, size, type, name;
+    if (in >> address >> size >> type >> name) sizes[name] = std::stoull(size, nullptr, 16);
+  }
+
+  BinaryIdentity id;
+  id.path = ko;
+  auto image = std::make_shared<LoadedImage>(elf, id, ImageLoadOptions{}, ImageTranslator::kernel_module(*elf, layout));
+  ProcessTable processes;
+  MmapRecord mmap;
+  mmap.pid = ProcessTable::kKernelPid;
+  mmap.start = kStart;
+  mmap.len = kLength;
+  mmap.cpumode = CpuMode::Kernel;
+  mmap.filename = "[fake_mod]";
+  processes.on_mmap(mmap);
+  TargetImageSelector selector(image, false, nullptr);
+  ImageResolver resolver(selector);
+
+  // A sample on every byte of every function: where it was taken (its offset into the placed
+  // module) and where we translate it to (the placed address of the section we name).
+  std::vector<uint64_t> taken, translated;
+  for (const std::string& f : kFunctions) {
+    ASSERT_GT(sizes[f], 1u) << f;
+    for (uint64_t offset = 0; offset < sizes[f]; ++offset) {
+      const uint64_t address = runtime.at(".text." + f) + offset;
+      const ResolvedAddress r = resolver.resolve(processes, kPid, address, CpuMode::Kernel);
+      ASSERT_EQ(r.outcome, SampleOutcome::Mapped) << f << "+" << offset;
+      ASSERT_LT(r.section, elf->sections().size());
+      const std::string& section = elf->sections()[r.section].name;
+      ASSERT_TRUE(runtime.count(section)) << f << "+" << offset << ": section " << section;
+      taken.push_back(address - kStart);
+      translated.push_back(runtime.at(section) - kStart + r.vaddr);
+    }
+  }
+  const std::vector<std::string> truth = symbolize(placed, taken), ours = symbolize(placed, translated);
+  ASSERT_EQ(truth.size(), taken.size());
+  ASSERT_EQ(ours.size(), truth.size());
+  size_t index = 0;
+  for (const std::string& f : kFunctions) {
+    for (uint64_t offset = 0; offset < sizes[f]; ++offset, ++index) {
+      EXPECT_TRUE(truth[index].starts_with(f + "\n")) << "llvm-symbolizer at " << f << "+" << offset << ": " << truth[index];
+      EXPECT_EQ(ours[index], truth[index]) << f << "+" << offset;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace profcollect::test
