@@ -30,6 +30,11 @@ class CollectionEngine {
   virtual std::vector<int> descriptors() const = 0;
   // Everything ready, through the pipeline.
   virtual void drain(SamplePipeline& pipeline) = 0;
+  // Moves what the kernel holds into the engine's own memory without processing it; the next
+  // drain() processes it. The owner calls it while it is busy elsewhere (a flush writing many
+  // binaries can take seconds, and a kernel buffer left unread that long overflows and loses
+  // samples). It must not touch the pipeline: the owner may be in the middle of reading it.
+  virtual void absorb() {}
   // Stops collecting and drains what is left.
   virtual void finish(SamplePipeline& pipeline) = 0;
   // False once there is nothing left to collect from (every target process exited, the

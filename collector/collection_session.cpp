@@ -164,6 +164,13 @@ std::vector<CollectionSession::BinaryCount> CollectionSession::binary_counts() c
   return out;
 }
 
+void CollectionSession::absorb_if_due(std::chrono::steady_clock::time_point& last) {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last < settings_.absorb_interval) return;
+  engine_->absorb();
+  last = std::chrono::steady_clock::now();
+}
+
 void CollectionSession::report_failure(const std::string& what) {
   // Said once: the same failure at every flush of a long run would bury everything else.
   if (std::find(failures_said_.begin(), failures_said_.end(), what) != failures_said_.end()) return;
@@ -184,7 +191,9 @@ bool CollectionSession::flush() {
     }
     if (events.empty()) events.push_back(selection_.name);
     const bool events_changed = events != written_events_;
+    auto last_absorb = std::chrono::steady_clock::now();
     for (int32_t slot : pipeline_->profiled_slots()) {
+      absorb_if_due(last_absorb);
       const ImageProfile& profile = *pipeline_->profile(slot);
       if (profile.samples() == 0 && !profile.has_branch_stacks()) continue;
       LoadedImage& image = *pipeline_->image(slot);
@@ -221,6 +230,7 @@ bool CollectionSession::flush() {
       image.drop_caches();
     }
     written_events_ = events;
+    absorb_if_due(last_absorb);
     store_->write_collection(status());
     // Everything is on disk: images no process maps any more are released (a long run's state
     // stays bounded); their counts are read back from their directory if they come back. After

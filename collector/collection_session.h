@@ -46,6 +46,10 @@ struct SessionSettings {
   std::vector<std::string> exclude_patterns;
   std::vector<std::string> debug_dirs;
   bool unsymbolized = false;          // also write autofdo.unsym per binary
+  // While a flush writes binaries, the engine empties the kernel's buffers into its own memory
+  // (CollectionEngine::absorb) between two binaries once this much time has passed since it last
+  // did: a flush of many binaries outlasts what a ring buffer holds at a high sample rate.
+  std::chrono::milliseconds absorb_interval{10};
 };
 
 class SessionLogger {
@@ -96,6 +100,8 @@ class CollectionSession {
  private:
 
   void report_failure(const std::string& what);
+  // engine_->absorb() when absorb_interval has passed since `last`.
+  void absorb_if_due(std::chrono::steady_clock::time_point& last);
 
   SessionSettings settings_;
   SessionLogger& logger_;

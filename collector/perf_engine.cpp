@@ -71,7 +71,13 @@ void PerfEngine::drain(SamplePipeline& pipeline) {
   resync_after_loss();
 }
 
+void PerfEngine::absorb() {
+  // After finish() the source takes no more reads (and the events are disabled: nothing comes).
+  if (!finished_) source_->drain();
+}
+
 void PerfEngine::finish(SamplePipeline& pipeline) {
+  finished_ = true;
   events_->disable();
   source_->drain();
   source_->finish();

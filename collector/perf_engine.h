@@ -45,6 +45,8 @@ class PerfEngine : public CollectionEngine {
   void start() override;
   std::vector<int> descriptors() const override;
   void drain(SamplePipeline& pipeline) override;
+  // The ring buffers' records copied into the source's time-ordering queue.
+  void absorb() override;
   void finish(SamplePipeline& pipeline) override;
   bool targets_alive() const override;
   EngineCounters counters() const override;
@@ -63,6 +65,7 @@ class PerfEngine : public CollectionEngine {
   std::unique_ptr<PerfEventSet> events_;
   std::unique_ptr<LiveRecordSource> source_;
   int64_t time_to_epoch_ = 0;
+  bool finished_ = false;
   uint64_t lost_records_seen_ = 0;
   std::chrono::steady_clock::time_point last_resync_{};
 };

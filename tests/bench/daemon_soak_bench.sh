@@ -64,6 +64,8 @@ new_image_workload_start "$work"
     --duration 60 -o "$work/live.out"
 live_samples=$(awk -F'[:,]' '/"samples"|"own_samples"/ { n += $2 } END { print n }' live.out/collection.json)
 live_cpu=$(awk '{ print $1 + $2 }' live.time)
+live_lost=$(awk -F'[:,]' '/"lost"/ { print $2; exit }' live.out/collection.json)
+echo "profcollect -a, 60 s: $live_samples samples, $live_lost lost"
 
 cat >loaded.toml <<EOF
 output_dir = "$work/out"
@@ -78,6 +80,7 @@ daemon=$!
 sample_process "$daemon" "$seconds" soak.log || { echo "daemon_soak_bench: the daemon exited early" >&2; cat daemon.log >&2; exit 1; }
 samples=$(status_field samples)
 own=$(status_field own_samples)
+lost=$(status_field lost)
 binaries=$(find out -mindepth 1 -maxdepth 1 -type d | wc -l)
 kill -TERM "$daemon"
 wait "$daemon" || { echo "daemon_soak_bench: the daemon failed at SIGTERM" >&2; cat daemon.log >&2; exit 1; }
@@ -88,6 +91,8 @@ workload_pid=""
 
 status=0
 echo "loaded run of $seconds s: $samples samples (+$own of the daemon's own), $binaries profiled binaries"
+awk -v l="$lost" -v s="$samples" -v o="$own" 'BEGIN { printf "lost: %d samples, %.2f%% of what the kernel took (ring buffers full)\n", l, 100 * l / (l + s + o) }'
+
 growth_report soak.log "$warmup" "$seconds" 2 RSS KiB || status=3
 growth_report soak.log "$warmup" "$seconds" 5 descriptors "" || status=3
 daemon_ticks=$(tail -1 soak.log | awk '{ print $6 }')

@@ -1,12 +1,14 @@
 // The live collection session's flush, fed a recording (collector/replay_engine.h): a flush with
 // nothing new for a binary leaves its files as the last flush wrote them (a long-lived image
-// that no longer runs costs no rendering), while collection.json is written every time.
+// that no longer runs costs no rendering), while collection.json is written every time; and a
+// flush lets the engine empty the kernel's buffers between binaries (absorb_interval).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <filesystem>
 #include <map>
 #include <string>
+#include <chrono>
 
 #include "collector/collection_session.h"
 #include "collector/perf_data_reader.h"
@@ -67,6 +69,72 @@ TEST_F(SessionFlushTest, AFlushWithNothingNewRewritesNoBinaryButCollectionJson) 
     }
   }
   ASSERT_TRUE(session.stop());
+}
+
+// A replay that counts the absorb() calls the session makes, and when: during a flush, never
+// while the pipeline is being fed.
+class AbsorbCountingEngine : public CollectionEngine {
+ public:
+  explicit AbsorbCountingEngine(std::unique_ptr<RecordSource> source) : inner_(std::move(source)) {}
+  void start() override { inner_.start(); }
+  std::vector<int> descriptors() const override { return inner_.descriptors(); }
+  void drain(SamplePipeline& pipeline) override {
+    draining_ = true;
+    inner_.drain(pipeline);
+    draining_ = false;
+  }
+  void absorb() override {
+    EXPECT_FALSE(draining_);
+    ++absorbs;
+  }
+  void finish(SamplePipeline& pipeline) override { drain(pipeline); }
+  bool targets_alive() const override { return inner_.targets_alive(); }
+  EngineCounters counters() const override { return inner_.counters(); }
+  std::optional<int64_t> time_to_epoch() const override { return inner_.time_to_epoch(); }
+  std::vector<std::string> event_names() const override { return inner_.event_names(); }
+
+  int absorbs = 0;
+
+ private:
+  ReplayEngine inner_;
+  bool draining_ = false;
+};
+
+std::map<std::string, std::string> profile_files(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file() && e.path().filename() != "collection.json")
+      out[fs::relative(e.path(), dir)] = read_file(e.path());
+  return out;
+}
+
+TEST_F(SessionFlushTest, AFlushLetsTheEngineEmptyTheKernelsBuffersBetweenBinaries) {
+  std::map<std::string, std::string> written[2];
+  int absorbs[2] = {0, 0};
+  size_t binaries = 0;
+  for (int run = 0; run < 2; ++run) {
+    FailingLogger logger;
+    SessionSettings settings;
+    settings.target.kind = TargetKind::SystemWide;
+    settings.output_dir = (dir_ / ("out" + std::to_string(run))).string();
+    settings.binary_patterns = {"."};  // every binary with samples: several to write
+    settings.absorb_interval = run == 0 ? std::chrono::milliseconds(0) : std::chrono::hours(1);
+    auto engine = std::make_unique<AbsorbCountingEngine>(open_perf_data(fixture("hot_gcc.data").string()));
+    AbsorbCountingEngine* counting = engine.get();
+    CollectionSession session(settings, logger, std::move(engine));
+    session.start();
+    session.drain();
+    binaries = session.profiled_images();
+    ASSERT_TRUE(session.flush());
+    absorbs[run] = counting->absorbs;
+    ASSERT_TRUE(session.stop());
+    written[run] = profile_files(settings.output_dir);
+  }
+  ASSERT_GE(binaries, 2u) << "the recording should give several binaries";
+  // One before each binary and one before collection.json; none when the interval never ends.
+  EXPECT_GE(absorbs[0], static_cast<int>(binaries) + 1);
+  EXPECT_EQ(absorbs[1], 0);
+  EXPECT_EQ(written[0], written[1]) << "absorbing changes nothing written";
 }
 
 }  // namespace
