@@ -33,8 +33,9 @@ void make_own_directory(const std::string& path) {
 
 KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLogger& logger)
     : settings_(std::move(settings)), logger_(logger) {
-  EventSelection selection = select_kernel_event(settings_.event, SelectionContext::of_this_process());
+  // The vmlinux is checked before anything is opened: a wrong one is refused at once.
   image_ = locate_kernel_image(settings_.image);
+  EventSelection selection = select_kernel_event(settings_.event, SelectionContext::of_this_process());
   for (const std::string& n : image_.notes) logger_.note(n);
   kallsyms_ = read_kallsyms(settings_.kallsyms_path);
   modules_ = read_proc_modules(settings_.modules_path);
