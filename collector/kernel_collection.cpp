@@ -131,7 +131,7 @@ KernelCollectionResult KernelCollection::finish() {
   if (selector_->kernel()) {
     result.symbolized = true;
     result.profile_dir = settings_.output_dir + "/" + selector_->kernel()->identity().directory_name();
-    result.samples = counts.outcomes[SampleOutcome::Mapped] + counts.outcomes[SampleOutcome::Kernel];
+    result.samples = counts.samples;  // kernel-only events: every sample is the kernel's
   }
   try {
     if (!result.symbolized) write_kallsyms_profile(result);

@@ -2,10 +2,13 @@
 // (tests/fixtures/kernel_src/syscall_load.c, two per CPU, so that it dominates a busy machine),
 // `profcollect kernel --duration 5` and, on the same kind of load afterwards, `perf record -a -e
 // cpu-clock:k` + `perf report --sort sym` find the same hottest kernel functions. Samples of
-// other work (other processes on a shared machine) blur the tail of both lists, so only the
-// functions perf gives a meaningful share (>= 1%) are compared: of perf's top ten with such a
-// share, at least seven (all, when fewer) are at the head of profcollect's profile (its top ten,
-// or a share of 1% or more); and both agree on the hottest. The unsymbolized profile is checked
+// other work (other processes on a shared machine) blur the tail of both lists, and in a
+// virtual machine the hottest function (where cpu-clock's timer interrupt is let in, e.g. the
+// hypervisor's irq-enable hook) takes a share that swings between runs (55 to 75% seen), which
+// shrinks every other share with it. So both tools must agree on the hottest, and the others
+// are compared by their share of what the hottest leaves: of perf's top ten, those with a
+// meaningful share of it (>= 2%) are compared, and at least seven of them (all, when fewer) are
+// at the head of profcollect's profile (its top ten, or >= 2% of what its hottest leaves). The unsymbolized profile is checked
 // against llvm-profgen's format (reference/formats.md section 5: ranges, then branches) and
 // against the running kernel's symbols: its offsets from _text land in kernel text and add up
 // to the samples the directory's meta.json counts.
@@ -17,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -29,7 +33,7 @@
 namespace profcollect::test {
 namespace {
 
-constexpr double kMeaningfulShare = 0.01;
+constexpr double kMeaningfulShare = 0.02;  // of the samples outside the hottest function
 
 class SyscallLoad {
  public:
@@ -139,17 +143,21 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   ASSERT_GE(perf.size(), 10u) << r.out;
   ASSERT_GE(mine.size(), 10u);
 
+  // Each share as a part of what the hottest function leaves.
+  auto beside_hottest = [](const std::vector<FunctionShare>& f, size_t i) { return f[i].share / (1 - f[0].share); };
   std::set<std::string> head;
-  for (size_t i = 0; i < mine.size(); ++i) {
-    if (i < 10 || mine[i].share >= kMeaningfulShare) head.insert(mine[i].name);
+  for (size_t i = 1; i < mine.size(); ++i) {
+    if (i < 10 || beside_hottest(mine, i) >= kMeaningfulShare) head.insert(mine[i].name);
   }
   size_t compared = 0, found = 0;
-  for (size_t i = 0; i < 10; ++i) {
-    if (perf[i].share < kMeaningfulShare) continue;
+  for (size_t i = 1; i < 10; ++i) {
+    if (beside_hottest(perf, i) < kMeaningfulShare) continue;
     ++compared;
     found += head.count(perf[i].name);
   }
   const std::string lists = "perf:\n" + names(perf, 12) + "profcollect:\n" + names(mine, 12);
+  std::printf("%zu of perf's %zu compared functions at the head of profcollect's profile\n%s", found, compared,
+              lists.c_str());
   ASSERT_GE(compared, 5u) << "the load does not dominate: too few functions with a meaningful share\n" << lists;
   EXPECT_GE(found, std::min<size_t>(7, compared)) << lists;
   EXPECT_EQ(perf[0].name, mine[0].name) << lists;
