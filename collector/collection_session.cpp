@@ -82,20 +82,31 @@ BinarySelection make_selection(const SessionSettings& s) {
 CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& logger,
                                      std::unique_ptr<CollectionEngine> engine)
     : settings_(std::move(settings)), logger_(logger), engine_(std::move(engine)) {
-  SelectionContext ctx = SelectionContext::of_this_process();
-  EventOptions eo;
-  eo.event = parse_event_request(settings_.event, settings_.branch_any, settings_.branch_filter);
-  eo.frequency_hz = settings_.frequency;
-  eo.period = settings_.period;
-  selection_ = select_event(eo, ctx);
+  if (settings_.selection) {
+    selection_ = *settings_.selection;
+  } else {
+    SelectionContext ctx = SelectionContext::of_this_process();
+    EventOptions eo;
+    eo.event = parse_event_request(settings_.event, settings_.branch_any, settings_.branch_filter);
+    eo.frequency_hz = settings_.frequency;
+    eo.period = settings_.period;
+    selection_ = select_event(eo, ctx);
+  }
 
   store_ = std::make_unique<ProfileStore>(settings_.output_dir);  // an unwritable directory fails before anything runs
-  selector_ = std::make_unique<MappedImageSelector>(make_selection(settings_), ImageLoadOptions{settings_.debug_dirs});
+  if (settings_.selector) {
+    selector_ = settings_.selector;
+  } else {
+    auto mapped = std::make_shared<MappedImageSelector>(make_selection(settings_), ImageLoadOptions{settings_.debug_dirs});
+    mapped_selector_ = mapped.get();
+    selector_ = std::move(mapped);
+  }
   if (!engine_) {
     engine_ = std::make_unique<PerfEngine>(selection_, PerfEngineOptions{settings_.target, settings_.mmap_pages});
   }
   PipelineOptions po;
   if (settings_.target.kind == TargetKind::SystemWide) po.excluded_pid = static_cast<uint32_t>(::getpid());
+  po.kernel_addresses = settings_.kernel_addresses;
   if (auto offset = engine_->time_to_epoch()) {
     po.sample_times = true;
     po.time_to_epoch = *offset;
@@ -103,6 +114,7 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
   pipeline_ = std::make_unique<SamplePipeline>(*selector_, po);
   render_.formats = {ProfileFormat::Bolt, ProfileFormat::Preagg, ProfileFormat::Autofdo};
   if (settings_.unsymbolized) render_.formats.push_back(ProfileFormat::Unsymbolized);
+  if (!settings_.formats.empty()) render_.formats = settings_.formats;
   start_ns_ = clock_ns(CLOCK_REALTIME);
 
   logger_.note(selection_.engine_note);
@@ -261,8 +273,9 @@ bool CollectionSession::stop() {
   engine_->finish(*pipeline_);
   const bool ok = flush();
   for (const std::string& b : settings_.binaries) {
-    const bool matched = names_build_id(b) ? selector_->matched_build_id(*BuildId::from_hex(b))
-                                           : selector_->matched_path(realpath_or(b)) || selector_->matched_path(b);
+    if (!mapped_selector_) break;
+    const bool matched = names_build_id(b) ? mapped_selector_->matched_build_id(*BuildId::from_hex(b))
+                                           : mapped_selector_->matched_path(realpath_or(b)) || mapped_selector_->matched_path(b);
     if (!matched) logger_.warning("{binaries} " + b + " was not mapped by any profiled process: no profile for it");
   }
   const EngineCounters c = engine_->counters();

@@ -50,6 +50,15 @@ struct SessionSettings {
   // (CollectionEngine::absorb) between two binaries once this much time has passed since it last
   // did: a flush of many binaries outlasts what a ring buffer holds at a high sample rate.
   std::chrono::milliseconds absorb_interval{10};
+  // A kernel profile (collector/kernel_collection.h): the event chosen beforehand, the images
+  // chosen by this selector instead of by `binaries`, and the runtime addresses of kernel
+  // samples no image took kept (SamplePipeline::kernel_addresses).
+  std::optional<EventSelection> selection;
+  std::shared_ptr<ImageSelector> selector;
+  bool kernel_addresses = false;
+  // The formats rendered per image; empty: BOLT (fdata, pre-aggregated), AutoFDO, and the
+  // unsymbolized profile when `unsymbolized`.
+  std::vector<ProfileFormat> formats;
 };
 
 class SessionLogger {
@@ -94,6 +103,9 @@ class CollectionSession {
   };
   std::vector<BinaryCount> binary_counts() const;
   const EventSelection& event() const { return selection_; }
+  // A record that no engine reports, before the first sample (the kernel's own mappings).
+  void consume(const Record& record) { pipeline_->consume(record); }
+  const SamplePipeline& pipeline() const { return *pipeline_; }
   const PipelineCounts& counts() const { return pipeline_->counts(); }
   size_t profiled_images() const { return pipeline_->profiled_slots().size(); }
 
@@ -108,7 +120,8 @@ class CollectionSession {
   std::vector<std::string> failures_said_;
   EventSelection selection_;
   std::unique_ptr<ProfileStore> store_;
-  std::unique_ptr<MappedImageSelector> selector_;
+  MappedImageSelector* mapped_selector_ = nullptr;  // unless the settings give a selector
+  std::shared_ptr<ImageSelector> selector_;
   std::unique_ptr<SamplePipeline> pipeline_;
   std::unique_ptr<CollectionEngine> engine_;
   RenderRequest render_;

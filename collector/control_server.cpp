@@ -61,20 +61,34 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
       } else if (!ec) {
         std::string line(asio::buffers_begin(self->input_.data()), asio::buffers_begin(self->input_.data()) + n - 1);
         self->input_.consume(n);
-        self->answer(self->respond(line), false);
+        self->respond(line);
       }
       // Any other error: the peer went away.
     });
   }
 
  private:
-  std::string respond(const std::string& line) {
+  void respond(const std::string& line) {
     const nlohmann::json request = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (request.is_discarded() || !request.is_object()) return error_line("a request is one JSON object per line");
+    if (request.is_discarded() || !request.is_object()) {
+      answer(error_line("a request is one JSON object per line"), false);
+      return;
+    }
+    // The reply may come later (from a timer of the same io_context): the connection waits for
+    // it before reading on, and stays alive through the callback.
+    auto self = shared_from_this();
+    auto replied = std::make_shared<bool>(false);
     try {
-      return (*handler_)(request).dump() + "\n";
+      (*handler_)(request, [self, replied](nlohmann::ordered_json reply) {
+        if (*replied) return;
+        *replied = true;
+        self->answer(reply.dump() + "\n", false);
+      });
     } catch (const std::exception& e) {
-      return error_line(e.what());
+      if (!*replied) {
+        *replied = true;
+        answer(error_line(e.what()), false);
+      }
     }
   }
 

@@ -24,8 +24,11 @@ class SessionLogger;
 class ControlServer {
  public:
   static constexpr size_t kMaxRequestBytes = 64 * 1024;
-  // Answers one request; a reply with an "error" member says it failed.
-  using Handler = std::function<nlohmann::ordered_json(const nlohmann::json& request)>;
+  // Sends the reply to one request (once); the connection reads its next request after it.
+  using Reply = std::function<void(nlohmann::ordered_json reply)>;
+  // Answers one request, at once or later (a kernel profile answers when it is written); a
+  // reply with an "error" member says it failed.
+  using Handler = std::function<void(const nlohmann::json& request, Reply reply)>;
 
   // Creates the socket's missing parent directories (0755), replaces a stale socket left at
   // `path` (anything else there is refused), binds and listens; the socket is 0660, owned by

@@ -4,11 +4,13 @@
 #include <grp.h>
 
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <set>
 
 #include "collector/collection_session.h"
 #include "collector/control_server.h"
+#include "collector/kernel_collection.h"
 #include "collector/setting_error.h"
 #include "collector/spool_limits.h"
 
@@ -49,7 +51,9 @@ Daemon::Daemon(asio::io_context& io, std::string config_path, DaemonConfig confi
       flush_timer_(io),
       window_timer_(io),
       watchdog_timer_(io),
-      signals_(io) {}
+      signals_(io),
+      kernel_timer_(io),
+      kernel_poll_(io) {}
 
 Daemon::~Daemon() {
   for (auto& d : descriptors_) d->release();  // the session's events own them
@@ -75,7 +79,8 @@ bool Daemon::run() {
 void Daemon::open_control_socket() {
   control_ = std::make_unique<ControlServer>(
       io_, config_.socket, group_id(config_.allowed_group),
-      [this](const nlohmann::json& request) { return handle(request); }, logger_);
+      [this](const nlohmann::json& request, ControlServer::Reply reply) { handle_async(request, std::move(reply)); },
+      logger_);
 }
 
 void Daemon::open_session() {
@@ -320,6 +325,7 @@ void Daemon::stop() {
   window_timer_.cancel();
   watchdog_timer_.cancel();
   signals_.cancel();
+  finish_kernel_profile();  // with what it has so far, so the waiting request gets its path
   close_session();
   control_.reset();
   // Connections still open would keep the loop running.
@@ -406,9 +412,92 @@ nlohmann::ordered_json Daemon::handle(const nlohmann::json& request) {
     if (duration == request.end() || !duration->is_number() || duration->get<double>() <= 0) {
       return error_reply("kernel needs a positive \"duration\" in seconds");
     }
-    return error_reply("not available: kernel profiles are not available yet");
+    if (kernel_) return error_reply("busy: a kernel profile is being collected");
+    return error_reply("kernel is answered when its profile is written (through the control socket)");
   }
   return error_reply("unknown command \"" + name + "\" (status, flush, reload, kernel)");
+}
+
+void Daemon::handle_async(const nlohmann::json& request, std::function<void(nlohmann::ordered_json)> reply) {
+  const auto cmd = request.find("cmd");
+  const auto duration = request.find("duration");
+  if (!stopping_ && !kernel_ && cmd != request.end() && *cmd == "kernel" && duration != request.end() &&
+      duration->is_number() && duration->get<double>() > 0) {
+    start_kernel_profile(duration->get<double>(), std::move(reply));
+    return;
+  }
+  reply(handle(request));
+}
+
+void Daemon::start_kernel_profile(double seconds, std::function<void(nlohmann::ordered_json)> reply) {
+  char stamp[32];
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &utc);
+  KernelCollectionSettings s;
+  s.output_dir = config_.output_dir + "/kernel-" + stamp;
+  try {
+    std::error_code ec;
+    std::filesystem::create_directories(config_.output_dir, ec);
+    // A new directory per profile: two in one second get -2, -3, ...
+    for (int n = 2; !std::filesystem::create_directory(s.output_dir, ec); ++n) {
+      if (ec || n > 100) throw std::runtime_error(s.output_dir + ": " + (ec ? ec.message() : "exists"));
+      s.output_dir = config_.output_dir + "/kernel-" + stamp + "-" + std::to_string(n);
+    }
+    kernel_ = std::make_unique<KernelCollection>(std::move(s), logger_);
+    kernel_->start();
+  } catch (const SettingError& e) {
+    kernel_.reset();
+    reply(error_reply("kernel profile: " + e.spelled(daemon_config_key)));
+    return;
+  } catch (const std::exception& e) {
+    kernel_.reset();
+    reply(error_reply(std::string("kernel profile: ") + e.what()));
+    return;
+  }
+  kernel_reply_ = std::move(reply);
+  kernel_end_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  logger_.note("collecting a kernel profile for " + std::to_string(seconds) + " s");
+  arm_kernel_poll();
+  kernel_timer_.expires_at(kernel_end_);
+  kernel_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) finish_kernel_profile();
+  });
+}
+
+void Daemon::arm_kernel_poll() {
+  // Drained by a timer alone: system-wide buffers of a few seconds' kernel samples are drained
+  // well before they fill at this rate.
+  kernel_poll_.expires_after(100ms);
+  kernel_poll_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec || !kernel_) return;
+    kernel_->drain();
+    arm_kernel_poll();
+  });
+}
+
+void Daemon::finish_kernel_profile() {
+  if (!kernel_) return;
+  kernel_timer_.cancel();
+  kernel_poll_.cancel();
+  const KernelCollectionResult r = kernel_->finish();
+  kernel_.reset();
+  nlohmann::ordered_json j;
+  if (!r.ok) {
+    j["error"] = "kernel profile: writing " + r.output_dir + " failed: the daemon's log says why";
+  } else {
+    j["ok"] = true;
+    j["path"] = r.profile_dir;
+    j["output_dir"] = r.output_dir;
+    j["symbolized"] = r.symbolized;
+    j["samples"] = r.samples;
+    j["module_samples"] = r.module_samples;
+  }
+  logger_.note("kernel profile in " + r.profile_dir);
+  auto reply = std::move(kernel_reply_);
+  kernel_reply_ = nullptr;
+  if (reply) reply(std::move(j));
 }
 
 }  // namespace profcollect

@@ -26,6 +26,7 @@ namespace profcollect {
 
 class CollectionSession;
 class ControlServer;
+class KernelCollection;
 class SessionLogger;
 
 class Daemon {
@@ -39,8 +40,10 @@ class Daemon {
   // throws (SettingError, OutputError, ...) and std::runtime_error for the socket.
   bool run();
 
-  // The control protocol's requests (README "Control socket").
+  // The control protocol's requests (README "Control socket"), answered at once.
   nlohmann::ordered_json handle(const nlohmann::json& request);
+  // Every request: `kernel` is answered when its profile is written, the others by handle().
+  void handle_async(const nlohmann::json& request, std::function<void(nlohmann::ordered_json)> reply);
 
  private:
   void open_session();
@@ -57,6 +60,11 @@ class Daemon {
   // Reads the configuration file again and applies it; the reason when it is refused.
   std::optional<std::string> reload();
   void open_control_socket();
+  // A kernel profile on request, beside the running collection (its own kernel-only events),
+  // into output_dir/kernel-<UTC time>; one at a time.
+  void start_kernel_profile(double seconds, std::function<void(nlohmann::ordered_json)> reply);
+  void finish_kernel_profile();
+  void arm_kernel_poll();
   void stop();
   nlohmann::ordered_json status() const;
   std::string status_line() const;
@@ -85,6 +93,11 @@ class Daemon {
   bool stopping_ = false;
   bool last_flush_ok_ = true;
   uint64_t generation_ = 0;  // of the session: a stale descriptor wait does nothing
+  // The kernel profile being collected, if any, and who waits for it.
+  std::unique_ptr<KernelCollection> kernel_;
+  std::function<void(nlohmann::ordered_json)> kernel_reply_;
+  boost::asio::steady_timer kernel_timer_, kernel_poll_;
+  std::chrono::steady_clock::time_point kernel_end_;
 };
 
 }  // namespace profcollect

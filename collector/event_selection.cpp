@@ -303,6 +303,13 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                     " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN (grant "
                     "CAP_PERFMON or set kernel.perf_event_paranoid to 1 to include them)";
 
+  if (options.kernel_only && !s.include_kernel)
+    throw EventSelectionError("a kernel profile needs kernel samples, which this process may not take: "
+                              "kernel.perf_event_paranoid is " + std::to_string(p.paranoid) +
+                              " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN (grant "
+                              "CAP_PERFMON or set kernel.perf_event_paranoid to 1)");
+  s.kernel_only = options.kernel_only;
+
   const CpuCapabilities& cpu = context.cpu;
   const EventSpec& spec = options.event;
   const std::string refusal_why =
@@ -458,7 +465,7 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       break;
     }
   }
-  s.name = std::string(engine_event_name(s.engine)) + (s.include_kernel ? "" : ":u");
+  s.name = std::string(engine_event_name(s.engine)) + (s.kernel_only ? ":k" : s.include_kernel ? "" : ":u");
   return s;
 }
 
@@ -471,6 +478,7 @@ perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind t
   set_rate(attr, selection.rate);
   if (selection.engine == SamplingEngine::Raw) set_raw_privilege(attr, selection.modifiers);
   else set_privilege(attr, selection.include_kernel);
+  if (selection.kernel_only) attr.exclude_user = 1;
 
   attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;

@@ -98,6 +98,9 @@ struct EventOptions {
   EventSpec event;                       // -e, -b, -j
   std::optional<uint64_t> frequency_hz;  // -F
   std::optional<uint64_t> period;        // -c
+  // Kernel samples only (perf's `:k`, exclude_user), as kernel AutoFDO samples: refused when
+  // this process may not take kernel samples.
+  bool kernel_only = false;
 };
 
 // A request that cannot be met: unknown -e name, -F with -c, a zero rate.
@@ -134,6 +137,7 @@ struct EventSelection {
   BranchHardware branch_hardware = BranchHardware::None;  // what records the branch stack
   SamplingRate rate;
   bool include_kernel = false;
+  bool kernel_only = false;  // exclude_user (named with `:k`)
   std::string name;          // as perf names it: "cycles", "cpu-clock:u", "r20c4:k"
   uint64_t raw_config = 0;   // Raw: the config
   EventModifiers modifiers;  // Raw: after the kernel rule (a bare raw event may become :u)
@@ -153,7 +157,8 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
 //                    and last of every trailer, so records are attributed without parsing)
 //   side-band        mmap, mmap2, comm, comm_exec, task, sample_id_all, build_id (`with_build_id`;
 //                    Linux 5.12+), mmap_data = 0 (executable mappings only)
-//   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest.
+//   privilege        exclude_kernel and exclude_hv unless include_kernel; exclude_guest;
+//                    exclude_user when kernel_only.
 //                    Raw: as perf's modifiers (u: exclude_kernel|hv|guest, k: exclude_user|hv,
 //                    uk: exclude_hv|guest), precise_ip from p
 //   branches         branch_sample_type ANY|USER[|KERNEL] for branch engines (perf's -j any,u[,k]);

@@ -75,6 +75,8 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
                            ? static_cast<uint64_t>(static_cast<int64_t>(s.time) + options_.time_to_epoch)
                            : 0;
     profile_for(r.image).add_ip(r.vaddr, count, t);
+  } else if (r.outcome == SampleOutcome::Kernel && options_.kernel_addresses) {
+    kernel_addresses_[s.ip] += count;
   }
   if (s.has_branch_stack) {
     counts_.branch_stacks += count;

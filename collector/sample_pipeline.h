@@ -33,6 +33,9 @@ struct PipelineOptions {
   // nanoseconds; off when the source's clock has no known relation to the wall clock.
   bool sample_times = false;
   int64_t time_to_epoch = 0;
+  // Keep the runtime address of every sample in the kernel or a module that no image took (no
+  // vmlinux or .ko to translate into), for a profile made from the running kernel's symbols.
+  bool kernel_addresses = false;
 };
 
 struct PipelineCounts {
@@ -77,6 +80,10 @@ class SamplePipeline {
 
   std::vector<std::string> take_warnings() { return resolver_.take_warnings(); }
 
+  // Samples per runtime address in the kernel or its modules that no image took
+  // (PipelineOptions::kernel_addresses).
+  const std::unordered_map<uint64_t, uint64_t>& kernel_addresses() const { return kernel_addresses_; }
+
   // Releases what no live process maps any more: the process table's files, the resolver's
   // decisions and images, and those images' profiles -- call it only once they are flushed.
   // Returns the identities of the released images.
@@ -94,6 +101,7 @@ class SamplePipeline {
   ImageResolver resolver_;
   std::vector<std::unique_ptr<ImageProfile>> profiles_;  // per slot
   PipelineCounts counts_;
+  std::unordered_map<uint64_t, uint64_t> kernel_addresses_;
   // Scratch for branch stacks, reused so that a sample allocates nothing.
   std::vector<ResolvedAddress> from_, to_;
   std::vector<int32_t> touched_;

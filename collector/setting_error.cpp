@@ -7,7 +7,7 @@ namespace profcollect {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNames = {{
     {"event", "event"},
     {"frequency", "frequency"},
     {"period", "period"},
@@ -16,6 +16,8 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 8> kNames = 
     {"mmap_pages", "buffer pages"},
     {"binaries", "binaries"},
     {"output_dir", "output directory"},
+    {"vmlinux", "kernel image"},
+    {"kallsyms", "kernel symbol table"},
 }};
 
 }  // namespace

@@ -13,6 +13,7 @@ std::string cli_flag_of(std::string_view setting) {
   if (setting == "mmap_pages") return "-m";
   if (setting == "binaries") return "--binary";
   if (setting == "output_dir") return "-o";
+  if (setting == "vmlinux") return "--vmlinux";
   return {};
 }
 

@@ -19,6 +19,7 @@
 #include "collector/cli/ctl_command.h"
 #include "collector/cli/daemon_command.h"
 #include "collector/cli/doctor_command.h"
+#include "collector/cli/kernel_command.h"
 #include "collector/cli/merge_command.h"
 #include "collector/cli/report_command.h"
 #include "collector/event_selection.h"
@@ -181,6 +182,31 @@ int main(int argc, char** argv) {
   k->add_option("--duration", ctl.duration, "seconds of kernel profile (kernel)")
       ->check(seconds(kMinSeconds, kMaxSeconds));
 
+  KernelOptions kernel;
+  auto* kc = app.add_subcommand(
+      "kernel",
+      "Profile the kernel of the whole machine for --duration seconds (kernel-only samples, branch "
+      "stacks where the CPU has them): an AutoFDO profile with a vmlinux of the running kernel, "
+      "else llvm-profgen's unsymbolized profile and samples per function from /proc/kallsyms.");
+  kc->add_option("--duration", kernel.duration, "seconds to collect")
+      ->required()
+      ->check(seconds(kMinSeconds, kMaxSeconds));
+  kc->add_option("--vmlinux", kernel.vmlinux,
+                 "the running kernel's vmlinux (default: looked for in /usr/lib/debug/boot, "
+                 "/lib/modules/RELEASE/build, /boot)");
+  kc->add_option("--modules", kernel.modules_dir, "directory searched for the loaded modules' .ko files");
+  kc->add_option("-o,--output", kernel.output_dir, "output directory")->capture_default_str();
+  kc->add_option("--format", kernel.formats, "autofdo, unsymbolized, bolt, joined by commas")->capture_default_str();
+  kc->add_option("-F,--freq", kernel.frequency, "samples per second (cycles, cpu-clock)")
+      ->check(whole_number(1, kMaxFrequency));
+  kc->add_option("-c,--count", kernel.period, "events per sample (default for taken branches: 500009)")
+      ->check(whole_number(1, kMaxPeriod));
+  kc->add_option("-m,--mmap-pages", kernel.mmap_pages, "data pages per ring buffer, a power of two")
+      ->check(power_of_two(1, kMaxMmapPages));
+  kc->add_option("--debug-dir", kernel.debug_dirs, "directory searched for separate debug info");
+  kc->add_option("--kernel-notes", kernel.notes_path, "")->group("");  // tests: a notes file of their own
+  kc->add_flag("-q,--quiet", kernel.quiet, "print nothing but errors");
+
   MergeOptions merge;
   auto* m = app.add_subcommand(
       "merge",
@@ -236,6 +262,7 @@ int main(int argc, char** argv) {
     if (*k) return run_ctl(ctl);
     if (*m) return run_merge(merge);
     if (*doc) return run_doctor(doctor);
+    if (*kc) return run_kernel(kernel);
     if (!pid_list.empty()) {
       std::stringstream ss(pid_list);
       std::string item;
