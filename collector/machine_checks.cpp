@@ -172,14 +172,14 @@ MachineCheck lock_budget_check(const MachineFacts& f) {
 MachineCheck vmlinux_check(const MachineFacts& f) {
   const VmlinuxFact& v = f.vmlinux;
   std::string looked;
-  for (const std::string& p : v.looked_at) looked += (looked.empty() ? "" : ", ") + p;
+  for (const std::string& p : v.looked_at) looked += (looked.empty() ? "" : "; ") + p;
   const std::string fix_install =
       "install the kernel's debug image (Debian: linux-image-" + f.kernel_release +
       "-dbg, Fedora: kernel-debuginfo) or pass --vmlinux; without one, kernel profiles are "
       "written unsymbolized, to finish with llvm-profgen --kernel --unsymbolized-profile";
   if (v.path.empty())
-    return {"vmlinux", CheckStatus::Missing, "no vmlinux for " + f.kernel_release + " (looked at " + looked + ")",
-            fix_install};
+    return {"vmlinux", CheckStatus::Missing,
+            "no vmlinux for " + f.kernel_release + (looked.empty() ? "" : ": " + looked), fix_install};
   if (!v.error.empty())
     return {"vmlinux", CheckStatus::Missing, v.path + ": " + v.error, fix_install};
   if (!v.running_build_id.empty() && v.build_id != v.running_build_id)

@@ -45,7 +45,7 @@ struct VmlinuxFact {
   std::string path;                 // the first candidate that exists, empty when none
   std::string build_id;             // its build-id
   bool has_debug_info = false;      // .debug_info present
-  std::vector<std::string> looked_at;
+  std::vector<std::string> looked_at;  // what was looked at and why each was passed over
   std::string error;                // why the candidate could not be read
 };
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "collector/kernel_image_locator.h"
 #include "collector/online_cpus.h"
 #include "collector/proc_files.h"
 #include "mapper/debug_file_locator.h"
@@ -65,10 +66,18 @@ std::map<std::string, std::string> module_files(const SystemFiles& files, const 
   return out;
 }
 
-VmlinuxFact vmlinux_fact(const std::string& release) {
+VmlinuxFact vmlinux_fact() {
   VmlinuxFact v;
-  // TODO(issue 13): filled from the kernel image discovery once it lands.
-  (void)release;
+  try {
+    const KernelImage image = locate_kernel_image(KernelImageSettings{});
+    if (image.running) v.running_build_id = image.running->to_hex();
+    v.path = image.path;
+    if (!image.build_id.empty()) v.build_id = image.build_id.to_hex();
+    v.looked_at = image.notes;
+    if (!v.path.empty()) v.has_debug_info = has_debug_info(*ElfBinary::open(v.path));
+  } catch (const std::exception& e) {
+    v.error = e.what();
+  }
   return v;
 }
 
@@ -173,7 +182,7 @@ MachineFacts gather_machine_facts(const MachineProbes& probes) {
   f.lock_budget = LockBudget::of_this_process(f.permissions);
   if (probes.tool_version) f.strip_version = probes.tool_version("strip").value_or("");
   f.modules = module_debug_facts(probes.files, "/lib/modules/" + f.kernel_release);
-  f.vmlinux = vmlinux_fact(f.kernel_release);
+  f.vmlinux = vmlinux_fact();
   return f;
 }
 

@@ -98,6 +98,18 @@ TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
   EXPECT_NE(d.check("mlock_budget")["detail"].get<std::string>().find("unlimited"), std::string::npos)
       << "root holds CAP_IPC_LOCK: " << d.check("mlock_budget");
 
+  // The vmlinux: where none of the usual places holds a file, missing, naming them.
+  const std::string release = first_line({"uname", "-r"});
+  const std::vector<std::string> places = {"/usr/lib/debug/boot/vmlinux-" + release,
+                                           "/lib/modules/" + release + "/build/vmlinux", "/boot/vmlinux-" + release};
+  bool any = false;
+  for (const std::string& p : places) any = any || access(p.c_str(), F_OK) == 0;
+  if (!any) {
+    const nlohmann::json v = d.check("vmlinux");
+    EXPECT_EQ(v["status"], "missing") << v;
+    for (const std::string& p : places) EXPECT_NE(v["detail"].get<std::string>().find(p), std::string::npos) << v;
+  }
+
   if (access("/proc/modules", F_OK) != 0) {
     EXPECT_EQ(d.check("module_debug_info")["status"], "info");
   } else {
@@ -116,12 +128,16 @@ TEST_F(DoctorTest, AsNobodyWithoutCapabilitiesWhatIsMissingIsSaidWithItsFix) {
   const int paranoid = std::stoi(first_line({"sysctl", "-n", "kernel.perf_event_paranoid"}));
   const nlohmann::json p = d.check("perf_event_paranoid");
   EXPECT_EQ(p["status"], paranoid <= 0 ? "ok" : (paranoid >= 3 ? "missing" : "limited")) << p;
-  if (paranoid > 0) EXPECT_NE(p["fix"].get<std::string>().find("CAP_PERFMON"), std::string::npos) << p;
+  if (paranoid > 0) {
+    EXPECT_NE(p["fix"].get<std::string>().find("CAP_PERFMON"), std::string::npos) << p;
+  }
 
   const bool shown = kallsyms_shows_addresses(kAsNobody);
   const nlohmann::json k = d.check("kptr_restrict");
   EXPECT_EQ(k["status"], shown ? "ok" : "limited") << k;
-  if (!shown) EXPECT_NE(k["fix"].get<std::string>().find("CAP_SYSLOG"), std::string::npos) << k;
+  if (!shown) {
+    EXPECT_NE(k["fix"].get<std::string>().find("CAP_SYSLOG"), std::string::npos) << k;
+  }
 
   // Loading a BPF program needs CAP_BPF (or CAP_SYS_ADMIN): bpftool as nobody is refused too.
   std::vector<std::string> argv = kAsNobody;
@@ -130,7 +146,9 @@ TEST_F(DoctorTest, AsNobodyWithoutCapabilitiesWhatIsMissingIsSaidWithItsFix) {
   const bool bpf = probe.out.find("eBPF program_type perf_event is available") != std::string::npos;
   const nlohmann::json b = d.check("bpf");
   EXPECT_EQ(b["status"], bpf ? "ok" : "missing") << b << "\nbpftool: " << probe.out.substr(0, 2000);
-  if (!bpf) EXPECT_NE(b["fix"].get<std::string>().find("CAP_BPF"), std::string::npos) << b;
+  if (!bpf) {
+    EXPECT_NE(b["fix"].get<std::string>().find("CAP_BPF"), std::string::npos) << b;
+  }
 }
 
 TEST_F(DoctorTest, TheTextReportHasALinePerCheckAndAFixUnderEachProblem) {

@@ -86,8 +86,9 @@ TEST(MachineChecksTest, EveryFindingThatIsNotOkSaysHowToFixIt) {
   f.vmlinux = VmlinuxFact{};
   f.vmlinux.looked_at = {"/boot/vmlinux-x"};
   for (const MachineCheck& c : check_machine(f)) {
-    if (c.status == CheckStatus::Limited || c.status == CheckStatus::Missing)
+    if (c.status == CheckStatus::Limited || c.status == CheckStatus::Missing) {
       EXPECT_FALSE(c.fix.empty()) << c.id << " says no fix: " << c.detail;
+    }
   }
 }
 
