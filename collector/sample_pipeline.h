@@ -74,6 +74,10 @@ class SamplePipeline {
 
   std::vector<std::string> take_warnings() { return resolver_.take_warnings(); }
 
+  // Forgets the counts of the image in `slot` (the image stays resolved): its next sample starts
+  // a new profile.
+  void drop_profile(int32_t slot);
+
   // Releases what no live process maps any more: the process table's files, the resolver's
   // decisions and images, and those images' profiles -- call it only once they are flushed.
   // Returns the identities of the released images.
