@@ -69,7 +69,7 @@ std::map<std::string, std::pair<std::string, int64_t>> state_of(const fs::path& 
 }
 
 TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOpenToOthers) {
-  const fs::path a = spool_fixture("spool_hot_00"), b = spool_fixture("spool_hot_01"), c = spool_fixture("spool_hot_02");
+  const fs::path a = spool_fixture("spool_safe_0"), b = spool_fixture("spool_safe_1"), c = spool_fixture("spool_safe_2");
   const std::string a_dir = directory_of(a), b_dir = directory_of(b), c_dir = directory_of(c);
   // What the planted links point to, outside the output directory.
   const fs::path outside = tmp_ / "outside";
@@ -168,7 +168,7 @@ TEST_F(DaemonOutputSafetyTest, AnOutputDirThatIsALinkIsRefusedAtStart) {
   fs::create_directories(tmp_ / "elsewhere");
   fs::create_directory_symlink(tmp_ / "elsewhere", tmp_ / "linked");
   const fs::path config = tmp_ / "profcollect.toml";
-  write_text(config, config_text(tmp_ / "linked", {spool_fixture("spool_hot_00")}));
+  write_text(config, config_text(tmp_ / "linked", {spool_fixture("spool_safe_0")}));
   const ProfcollectRun run = run_profcollect({"daemon", "--config", config.string()});
   EXPECT_EQ(run.run.exit_code, 1) << run.describe();
   EXPECT_NE(run.run.err.find((tmp_ / "linked").string() +

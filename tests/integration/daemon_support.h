@@ -73,7 +73,8 @@ CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::strin
 std::string exact_path_pattern(const std::filesystem::path& path);
 
 // The many distinct programs of tests/fixtures/make_spool_fixtures.sh (spool_hot_00 ..
-// spool_hot_13), and one of them by name, canonical.
+// spool_hot_13 for the budget test, spool_safe_0 .. 2 for others), and one of them by name,
+// canonical.
 FixtureSet& spool_fixture_set();
 std::filesystem::path spool_fixture(const std::string& name);
 
