@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <cstring>
-#include <filesystem>
 
 #include "collector/collection_session.h"
 #include "collector/control_server.h"
