@@ -250,7 +250,7 @@ bool CollectionSession::flush() {
     if (ok) {
       const std::vector<BinaryIdentity> released = pipeline_->release_unmapped();
       for (const BinaryIdentity& id : released) {
-        store_->forget(id);
+        store_->forget(id.directory_name());
         written_.erase(id.directory_name());
       }
     }
@@ -265,6 +265,18 @@ bool CollectionSession::flush() {
   for (const auto& w : pipeline_->take_warnings()) logger_.warning(w);
   for (const auto& w : store_->take_warnings()) logger_.warning(w);
   return ok;
+}
+
+bool CollectionSession::drop_binary(const std::string& directory) {
+  bool dropped = false;
+  for (int32_t slot : pipeline_->profiled_slots()) {
+    if (pipeline_->image(slot)->identity().directory_name() != directory) continue;
+    pipeline_->drop_profile(slot);
+    dropped = true;
+  }
+  store_->forget(directory);
+  written_.erase(directory);
+  return dropped;
 }
 
 bool CollectionSession::stop() {

@@ -91,6 +91,10 @@ class CollectionSession {
   // Writes every profile and collection.json. False (and said) if writing failed: what is in
   // memory is kept, and the next flush writes it all.
   bool flush();
+  // The binary's directory `directory` was removed from the output directory (the daemon's disk
+  // budget): its counts in memory go too, or the next flush would write them back; its later
+  // samples start a new profile. Whether the session held counts of it.
+  bool drop_binary(const std::string& directory);
   // Stops the engine, reads what is left and flushes for the last time.
   bool stop();
 

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <grp.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "collector/kernel_collection.h"
 #include "collector/setting_error.h"
 #include "collector/spool_limits.h"
+#include "output/atomic_file.h"
 
 namespace profcollect {
 
@@ -66,6 +68,9 @@ bool Daemon::run() {
   signals_.add(SIGINT);
   signals_.add(SIGHUP);
   wait_signal();
+  refuse_linked_output_dir();
+  // What an earlier run left is held to the limits before anything is added to it.
+  enforce_spool_limits();
   open_control_socket();
   open_session();
   if (config_.schedule) arm_window();
@@ -84,6 +89,7 @@ void Daemon::open_control_socket() {
 }
 
 void Daemon::open_session() {
+  refuse_linked_output_dir();
   SessionSettings s;
   s.target.kind = TargetKind::SystemWide;
   s.event = config_.event;
@@ -131,36 +137,43 @@ void Daemon::close_session() {
   enforce_spool_limits();
 }
 
+void Daemon::refuse_linked_output_dir() const {
+  // Under systemd output_dir is the unit's StateDirectory: a link in its place was planted, and
+  // following it would write (and evict) wherever it points.
+  struct stat st {};
+  if (::lstat(config_.output_dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+    throw OutputError(config_.output_dir,
+                      "output_dir is a symbolic link: the daemon does not follow it (name the directory itself)");
+  }
+}
+
 void Daemon::enforce_spool_limits() {
-  if (!config_.max_disk_mb && !config_.retention_days) return;
+  if (!config_.max_disk_bytes && !config_.retention_days) return;
   SpoolLimits limits;
-  if (config_.max_disk_mb) limits.max_bytes = *config_.max_disk_mb << 20;
+  limits.max_bytes = config_.max_disk_bytes;
   if (config_.retention_days) {
     const uint64_t now_ns = static_cast<uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
     const uint64_t keep_ns = *config_.retention_days * 86'400ull * 1'000'000'000ull;
     limits.expire_before_ns = now_ns > keep_ns ? now_ns - keep_ns : 0;
   }
-  std::set<std::string> active;
-  if (session_) {
-    for (const auto& b : session_->binary_counts()) active.insert(b.directory);
-  }
-  uint64_t total = directory_bytes(config_.output_dir);
-  for (const Eviction& e : choose_evictions(read_spool(config_.output_dir), total, limits, active)) {
-    std::error_code ec;
-    std::filesystem::remove_all(std::filesystem::path(config_.output_dir) / e.entry.directory, ec);
-    if (ec) {
-      logger_.error("cannot evict " + e.entry.directory + ": " + ec.message());
-      continue;
-    }
-    total -= std::min(total, e.entry.bytes);
+  const SpoolEnforcement done = apply_spool_limits(config_.output_dir, limits);
+  for (const std::string& e : done.errors) logger_.error(e);
+  for (const Eviction& e : done.evicted) {
+    // The budget is a hard limit: a binary being profiled goes too, with its counts in memory,
+    // which the next flush would otherwise write back.
+    const bool profiled = session_ && session_->drop_binary(e.entry.directory);
     logger_.note("evicted " + e.entry.directory + " (" + std::to_string(e.entry.bytes) + " bytes, last sampled at " +
-                 std::to_string(e.entry.last_sample_ns / 1'000'000'000) + " s since the epoch): " + e.reason);
+                 std::to_string(e.entry.last_sample_ns / 1'000'000'000) + " s since the epoch): " + e.reason +
+                 (profiled ? "; it is being profiled: its counts in memory are dropped and its next samples start "
+                             "a new profile"
+                           : ""));
   }
+  const uint64_t total = done.bytes_left;
   if (limits.max_bytes && total > *limits.max_bytes) {
     if (!over_budget_said_) {
       logger_.warning("the output directory holds " + std::to_string(total) +
-                      " bytes, more than max_disk_mb, and what is left belongs to binaries being profiled");
+                      " bytes, more than max_disk_mb, in files that are not binary directories of this user");
     }
     over_budget_said_ = true;
   } else {

@@ -55,8 +55,12 @@ class Daemon {
   void arm_watchdog();
   void wait_signal();
   bool flush();
-  // Removes the binary directories retention_days and max_disk_mb leave no room for, each said.
+  // Removes the binary directories retention_days and max_disk_mb leave no room for, each said
+  // (at start, after every flush and at the end of every session), and drops the counts the
+  // session holds of them.
   void enforce_spool_limits();
+  // Throws OutputError when output_dir is a symbolic link.
+  void refuse_linked_output_dir() const;
   // Reads the configuration file again and applies it; the reason when it is refused.
   std::optional<std::string> reload();
   void open_control_socket();

@@ -4,6 +4,7 @@
 #include <sys/un.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
@@ -24,6 +25,12 @@ constexpr uint64_t kMaxFrequency = 1'000'000;
 constexpr uint64_t kMaxPeriod = uint64_t{1} << 62;
 constexpr milliseconds kMinFlushInterval{100};
 constexpr milliseconds kMaxDuration{std::chrono::hours(24 * 366)};
+
+std::string toml_number_text(double v) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
 
 // Where a value or key was read, for the error: "FILE:LINE: key: reason".
 class Reader {
@@ -53,6 +60,23 @@ class Reader {
                                 std::to_string(max) + "]");
     }
     return static_cast<uint64_t>(v);
+  }
+  // A positive number, whole or not (TOML integer or float), between `min` and `max`.
+  double positive(const toml::node& n, const std::string& key, double min, double max) const {
+    double v = 0;
+    if (const auto* i = n.as_integer()) {
+      v = static_cast<double>(i->get());
+    } else if (const auto* f = n.as_floating_point()) {
+      v = f->get();
+    } else {
+      fail(n.source(), key, std::string("expected a number, found ") + type_name(n));
+    }
+    if (!(v >= min && v <= max)) {  // NaN fails too
+      char range[96];
+      std::snprintf(range, sizeof range, " is out of range [%g, %g]", min, max);
+      fail(n.source(), key, toml_number_text(v) + range);
+    }
+    return v;
   }
   // A duration: a string with a unit ("2s", "10min") or a whole number of seconds.
   milliseconds duration(const toml::node& n, const std::string& key, milliseconds min) const {
@@ -216,7 +240,12 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
       {"exclude", [&](const toml::node& n, const std::string& k) { c.exclude = r.patterns(n, k); }},
       {"kernel", [&](const toml::node& n, const std::string& k) { c.kernel = r.boolean(n, k); }},
       {"max_disk_mb",
-       [&](const toml::node& n, const std::string& k) { c.max_disk_mb = r.whole(n, k, 1, uint64_t{1} << 40); }},
+       [&](const toml::node& n, const std::string& k) {
+         // At least a KiB; a fraction is for small hosts (and tests): the directory's files
+         // are counted in bytes.
+         const double mb = r.positive(n, k, 1.0 / 1024, static_cast<double>(uint64_t{1} << 40));
+         c.max_disk_bytes = static_cast<uint64_t>(mb * static_cast<double>(uint64_t{1} << 20));
+       }},
       {"retention_days",
        [&](const toml::node& n, const std::string& k) { c.retention_days = r.whole(n, k, 1, 36'500); }},
       {"engine",

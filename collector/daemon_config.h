@@ -33,7 +33,8 @@ struct DaemonConfig {
   std::vector<std::string> binaries;  // regular expressions on paths; empty: every binary
   std::vector<std::string> exclude;   // regular expressions on paths
   bool kernel = false;
-  std::optional<uint64_t> max_disk_mb;
+  // max_disk_mb, in bytes (MiB of 2^20 bytes; a fraction is allowed: 0.5 is 512 KiB).
+  std::optional<uint64_t> max_disk_bytes;
   std::optional<uint64_t> retention_days;
   std::string engine = "perf";
   std::string allowed_group;  // empty: root only

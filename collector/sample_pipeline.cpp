@@ -129,6 +129,10 @@ void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode, std::span<cons
   }
 }
 
+void SamplePipeline::drop_profile(int32_t slot) {
+  if (slot >= 0 && static_cast<size_t>(slot) < profiles_.size()) profiles_[slot].reset();
+}
+
 std::vector<BinaryIdentity> SamplePipeline::release_unmapped() {
   const std::vector<uint32_t> dsos = processes_.release_unmapped();
   for (uint32_t d : dsos) counts_.per_dso.erase(d);

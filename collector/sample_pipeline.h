@@ -84,6 +84,10 @@ class SamplePipeline {
   // (PipelineOptions::kernel_addresses).
   const std::unordered_map<uint64_t, uint64_t>& kernel_addresses() const { return kernel_addresses_; }
 
+  // Forgets the counts of the image in `slot` (the image stays resolved): its next sample starts
+  // a new profile.
+  void drop_profile(int32_t slot);
+
   // Releases what no live process maps any more: the process table's files, the resolver's
   // decisions and images, and those images' profiles -- call it only once they are flushed.
   // Returns the identities of the released images.

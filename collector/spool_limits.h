@@ -1,17 +1,23 @@
 // The daemon's disk budget (max_disk_mb) and retention (retention_days) over its output
 // directory: which binary directories go, least recently sampled first. A binary's last sample
 // is the last_sample_ns of its meta.json (the directory's modification time when that cannot be
-// read). Directories of binaries the running session profiles are never chosen: their counts
-// are in memory too, and would be written back at the next flush.
+// read). The budget is a hard limit: a directory whose binary the running session profiles is
+// chosen like any other (its owner then drops that binary's counts in memory too, or the next
+// flush would write them back).
+//
+// Everything is reached from the output directory's descriptor without following links
+// (output/directory_handle.h): a symlink or another user's entry planted there is neither
+// counted, nor read, nor removed.
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 namespace profcollect {
+
+class DirectoryHandle;
 
 struct SpoolEntry {
   std::string directory;  // its name under the output directory
@@ -29,15 +35,28 @@ struct Eviction {
   std::string reason;  // "retention_days" or "max_disk_mb"
 };
 
-// The sizes of the regular files under `dir`, links not followed.
+// The sizes of the regular files under `dir` (what `ls -l` shows, not the blocks they take),
+// links not followed; 0 when `dir` is missing or a link.
 uint64_t directory_bytes(const std::string& dir);
+uint64_t directory_bytes(const DirectoryHandle& dir);
 
-// The binary directories directly under `dir` (links not followed).
-std::vector<SpoolEntry> read_spool(const std::string& dir);
+// This user's binary directories directly under `dir`: hidden entries (a generation being
+// written), links and other users' entries are left out.
+std::vector<SpoolEntry> read_spool(const DirectoryHandle& dir);
 
 // What to remove so that the limits hold: every entry last sampled before the retention limit,
-// then the least recently sampled until `total_bytes` fits max_bytes; never one in `active`.
-std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes, const SpoolLimits& limits,
-                                       const std::set<std::string>& active);
+// then the least recently sampled (ties by name) until `total_bytes` fits max_bytes.
+std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes, const SpoolLimits& limits);
+
+// What apply_spool_limits did.
+struct SpoolEnforcement {
+  std::vector<Eviction> evicted;    // removed, in the order chosen
+  std::vector<std::string> errors;  // what could not be read or removed
+  uint64_t bytes_left = 0;          // the directory's files afterwards
+};
+
+// Removes from the output directory at `dir` what choose_evictions picks. A missing directory
+// holds nothing; one that is a link or cannot be read is an error, and nothing is removed.
+SpoolEnforcement apply_spool_limits(const std::string& dir, const SpoolLimits& limits);
 
 }  // namespace profcollect

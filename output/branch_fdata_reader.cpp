@@ -1,6 +1,5 @@
 #include "output/branch_fdata_reader.h"
 
-#include <charconv>
 #include <vector>
 
 #include "output/text_lines.h"
@@ -8,11 +7,6 @@
 namespace profcollect {
 
 namespace {
-
-bool parse_number(std::string_view s, int base, uint64_t& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-}
 
 // Space-separated fields; "\ " belongs to the field (a name with a space), as do other escapes.
 std::vector<std::string_view> fields_of(std::string_view line) {
@@ -48,11 +42,11 @@ std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string
     }
     uint64_t kind = 0, offset = 0, mispredicts = 0, count = 0;
     for (size_t end : {0u, 3u}) {
-      if (!parse_number(f[end], 10, kind) || kind > 1) return fail("bad location kind '" + std::string(f[end]) + "'");
-      if (!parse_number(f[end + 2], 16, offset)) return fail("bad offset '" + std::string(f[end + 2]) + "'");
+      if (!parse_whole_number(f[end], 10, kind) || kind > 1) return fail("bad location kind '" + std::string(f[end]) + "'");
+      if (!parse_whole_number(f[end + 2], 16, offset)) return fail("bad offset '" + std::string(f[end + 2]) + "'");
     }
-    if (!parse_number(f[6], 10, mispredicts)) return fail("bad mispredict count '" + std::string(f[6]) + "'");
-    if (!parse_number(f[7], 10, count)) return fail("bad count '" + std::string(f[7]) + "'");
+    if (!parse_whole_number(f[6], 10, mispredicts)) return fail("bad mispredict count '" + std::string(f[6]) + "'");
+    if (!parse_whole_number(f[7], 10, count)) return fail("bad count '" + std::string(f[7]) + "'");
     auto location = [&](size_t at) {
       return std::string(f[at]) + " " + std::string(f[at + 1]) + " " + std::string(f[at + 2]);
     };

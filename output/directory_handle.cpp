@@ -66,6 +66,18 @@ DirectoryHandle DirectoryHandle::open_path(const std::string& path, mode_t creat
   return DirectoryHandle(fd, path);
 }
 
+DirectoryHandle DirectoryHandle::open_existing(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) throw OutputError(path, "is a symbolic link: not followed");
+    if (e == ENOTDIR) throw OutputError(path, "is not a directory");
+    throw OutputError(path, "cannot open: " + errno_text(e));
+  }
+  return DirectoryHandle(fd, path);
+}
+
 DirectoryHandle::DirectoryHandle(DirectoryHandle&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
   other.fd_ = -1;
 }

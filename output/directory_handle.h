@@ -23,6 +23,9 @@ class DirectoryHandle {
   // allows). The path itself is the caller's choice and may pass through links; what lies in it
   // is checked entry by entry.
   static DirectoryHandle open_path(const std::string& path, mode_t create_mode);
+  // The directory at `path`, which must exist and whose last component must not be a link (the
+  // daemon's output directory: a link planted in its place is not followed). Throws OutputError.
+  static DirectoryHandle open_existing(const std::string& path);
 
   DirectoryHandle(DirectoryHandle&& other) noexcept;
   DirectoryHandle& operator=(DirectoryHandle&& other) noexcept;

@@ -1,22 +1,12 @@
 #include "output/fdata_reader.h"
 
-#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 #include <sstream>
 
+#include "output/text_lines.h"
+
 namespace profcollect {
-
-namespace {
-
-// All of `s` as a number: no sign, no spaces, no more than 64 bits (strtoull would take "-1"
-// as 2^64 - 1 and a too long count as its maximum without a word).
-bool parse_number(const std::string& s, int base, uint64_t& out) {
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-}
-
-}  // namespace
 
 std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::string* error) {
   NoLbrFdata out;
@@ -48,8 +38,8 @@ std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::strin
     std::string name = line.substr(2, mid - 2);
     std::string off_s = line.substr(mid + 1, last - mid - 1), cnt_s = line.substr(last + 1);
     uint64_t offset = 0, count = 0;
-    if (!parse_number(off_s, 16, offset)) return fail("bad offset '" + off_s + "'");
-    if (!parse_number(cnt_s, 10, count)) return fail("bad count '" + cnt_s + "'");
+    if (!parse_whole_number(off_s, 16, offset)) return fail("bad offset '" + off_s + "'");
+    if (!parse_whole_number(cnt_s, 10, count)) return fail("bad count '" + cnt_s + "'");
     out.counts[{name, offset}] += count;
   }
   if (line_no == 0) return fail("empty file");

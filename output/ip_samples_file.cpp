@@ -1,7 +1,6 @@
 #include "output/ip_samples_file.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <utility>
 #include <vector>
@@ -9,15 +8,6 @@
 #include "output/text_lines.h"
 
 namespace profcollect {
-
-namespace {
-
-bool parse_number(std::string_view s, int base, uint64_t& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-}
-
-}  // namespace
 
 std::string format_ip_samples(const IpProfile& ips) {
   std::vector<std::pair<uint64_t, uint64_t>> sorted(ips.counts().begin(), ips.counts().end());
@@ -40,8 +30,8 @@ std::optional<IpProfile> parse_ip_samples(std::string_view text, std::string* er
     if (line.empty()) continue;
     const size_t space = line.find(' ');
     uint64_t address = 0, count = 0;
-    if (space == std::string_view::npos || !parse_number(line.substr(0, space), 16, address) ||
-        !parse_number(line.substr(space + 1), 10, count)) {
+    if (space == std::string_view::npos || !parse_whole_number(line.substr(0, space), 16, address) ||
+        !parse_whole_number(line.substr(space + 1), 10, count)) {
       if (error) *error = "line " + std::to_string(lines.number()) + ": expected '<hex address> <count>'";
       return std::nullopt;
     }

@@ -1,6 +1,5 @@
 #include "output/preagg_reader.h"
 
-#include <charconv>
 #include <vector>
 
 #include "output/text_lines.h"
@@ -8,11 +7,6 @@
 namespace profcollect {
 
 namespace {
-
-bool parse_number(std::string_view s, int base, uint64_t& out) {
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
-}
 
 std::vector<std::string_view> fields_of(std::string_view line) {
   std::vector<std::string_view> fields;
@@ -29,7 +23,7 @@ std::vector<std::string_view> fields_of(std::string_view line) {
 // "<hex>" or, with `external`, "X:<hex>".
 bool parse_end(std::string_view s, uint64_t& address, bool& external) {
   external = s.starts_with("X:");
-  return parse_number(external ? s.substr(2) : s, 16, address);
+  return parse_whole_number(external ? s.substr(2) : s, 16, address);
 }
 
 }  // namespace
@@ -49,8 +43,8 @@ std::optional<BranchProfile> parse_preagg(std::string_view text, std::string* er
       TakenBranch branch;
       uint64_t count = 0, mispredicts = 0;
       if (f.size() != 5 || !parse_end(f[1], branch.from, branch.from_external) ||
-          !parse_end(f[2], branch.to, branch.to_external) || !parse_number(f[3], 10, count) ||
-          !parse_number(f[4], 10, mispredicts)) {
+          !parse_end(f[2], branch.to, branch.to_external) || !parse_whole_number(f[3], 10, count) ||
+          !parse_whole_number(f[4], 10, mispredicts)) {
         return fail("expected 'B <from> <to> <count> <mispredicts>'");
       }
       out.add_branch(branch, count, mispredicts);
@@ -58,8 +52,8 @@ std::optional<BranchProfile> parse_preagg(std::string_view text, std::string* er
       FallThrough range;
       range.external_origin = f[0] == "f";
       uint64_t count = 0;
-      if (f.size() != 4 || !parse_number(f[1], 16, range.start) || !parse_number(f[2], 16, range.end) ||
-          !parse_number(f[3], 10, count)) {
+      if (f.size() != 4 || !parse_whole_number(f[1], 16, range.start) || !parse_whole_number(f[2], 16, range.end) ||
+          !parse_whole_number(f[3], 10, count)) {
         return fail("expected '" + std::string(f[0]) + " <start> <end> <count>'");
       }
       out.add_fall_through(range, count);

@@ -64,8 +64,18 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
 
   // What is wrong with the earlier run's files, if anything: then none of them is added to.
   std::string damage;
+  // A file that cannot be read as ours (a symbolic link planted under its name, another user's
+  // file, a FIFO) is damage too: it is set aside with the rest, never followed or added to.
+  auto read = [&](const std::string& file) -> std::optional<std::string> {
+    try {
+      return current->read_file(file);
+    } catch (const OutputError& e) {
+      damage = e.what();
+      return std::nullopt;
+    }
+  };
   nlohmann::json meta;
-  if (auto text = current->read_file("meta.json")) {
+  if (auto text = read("meta.json")) {
     meta = nlohmann::json::parse(*text, nullptr, false);
     if (!meta.is_object()) damage = current->path_of("meta.json") + ": not a JSON object";
   }
@@ -74,7 +84,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
   base.branch_fdata = meta.is_object() && meta_text(meta, "bolt_fdata") == "branch";
   const std::string fdata_name = base.branch_fdata ? "bolt.nolbr.fdata" : "bolt.fdata";
   if (damage.empty()) {
-    if (auto text = current->read_file("samples.ip")) {
+    if (auto text = read("samples.ip")) {
       std::string error;
       if (auto parsed = parse_ip_samples(*text, &error)) {
         base.ips = std::move(*parsed);
@@ -84,7 +94,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
     }
   }
   if (damage.empty()) {
-    if (auto text = current->read_file("samples.branch")) {
+    if (auto text = read("samples.branch")) {
       std::string error;
       if (auto parsed = parse_branch_samples(*text, &error)) {
         base.branches = std::move(*parsed);
@@ -94,7 +104,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
     }
   }
   if (damage.empty()) {
-    if (auto text = current->read_file(fdata_name)) {
+    if (auto text = read(fdata_name)) {
       std::string error;
       if (auto parsed = parse_no_lbr_fdata(*text, &error)) {
         base.fdata = std::move(*parsed);

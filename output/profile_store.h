@@ -69,8 +69,9 @@ class ProfileStore {
   void write_binary(const BinaryProfileSnapshot& snapshot);
   void write_collection(const nlohmann::ordered_json& summary);
   // Forgets what was read of a binary's directory: the next write reads it again from disk,
-  // where the last flush put everything this run had (a released image's counts).
-  void forget(const BinaryIdentity& identity) { bases_.erase(identity.directory_name()); }
+  // where the last flush put everything this run had (a released image's counts), or finds
+  // nothing (a directory the daemon's disk budget removed).
+  void forget(const std::string& directory) { bases_.erase(directory); }
 
   const std::string& dir() const { return dir_; }
   // Warnings met while reading earlier runs' files (unreadable fdata moved aside, ...).

@@ -1,9 +1,12 @@
 // Walks a text file's contents line by line, counting lines from 1: what each reader of the
 // text formats profcollect writes (samples.ip, branch fdata, bolt.preagg, the LLVM sample
-// profile) does before parsing a line, so that its errors can name the line.
+// profile) does before parsing a line, so that its errors can name the line; and the number
+// parsing they share.
 #pragma once
 
+#include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace profcollect {
@@ -29,5 +32,12 @@ class TextLines {
   std::string_view rest_;
   size_t number_ = 0;
 };
+
+// All of `s` as a number in `base`: no sign, no spaces, no more than 64 bits (strtoull would
+// take "-1" as 2^64 - 1 and a too long count as its maximum without a word).
+inline bool parse_whole_number(std::string_view s, int base, uint64_t& out) {
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
 
 }  // namespace profcollect

@@ -121,6 +121,26 @@ CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args, std
   return r;
 }
 
+FixtureSet& spool_fixture_set() {
+  static FixtureSet set({.name = "spool",
+                         .script = "make_spool_fixtures.sh",
+                         .source_folder = "src",
+                         .is_source = [](std::string_view file) { return file == "spool_hot.c"; },
+                         .timeout = std::chrono::seconds(300)});
+  return set;
+}
+namespace {
+[[maybe_unused]] const bool spool_set_registered = register_fixture_set(&spool_fixture_set);
+}  // namespace
+
+void SpoolFixtureTest::SetUp() {
+  LiveFixtureTest::SetUp();
+  if (IsSkipped() || HasFatalFailure()) return;
+  spool_fixture_set().require_ready();
+}
+
+fs::path spool_fixture(const std::string& name) { return fs::weakly_canonical(spool_fixture_set().status().dir / name); }
+
 std::string exact_path_pattern(const fs::path& path) {
   std::string re = "^";
   for (char c : path.string()) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/fixture_set.h"
 #include "tests/integration/live_support.h"
 
 namespace profcollect::test {
@@ -70,6 +71,18 @@ CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::strin
 // A configuration's regular expression matching exactly `path`, as a TOML string: a
 // system-wide daemon also sees the programs other tests (or other builds) run.
 std::string exact_path_pattern(const std::filesystem::path& path);
+
+// The many distinct programs of tests/fixtures/make_spool_fixtures.sh (spool_hot_00 ..
+// spool_hot_13 for the budget test, spool_safe_0 .. 2 for others), and one of them by name,
+// canonical.
+FixtureSet& spool_fixture_set();
+std::filesystem::path spool_fixture(const std::string& name);
+
+// Base of the tests that profile the spool programs (and the live ones).
+class SpoolFixtureTest : public LiveFixtureTest {
+ protected:
+  void SetUp() override;
+};
 
 // Writes `text` to `path` (replacing it).
 void write_text(const std::filesystem::path& path, const std::string& text);

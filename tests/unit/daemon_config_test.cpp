@@ -35,7 +35,7 @@ TEST(DaemonConfig, AnEmptyFileGivesTheDefaults) {
   EXPECT_TRUE(c.binaries.empty());
   EXPECT_TRUE(c.exclude.empty());
   EXPECT_FALSE(c.kernel);
-  EXPECT_FALSE(c.max_disk_mb);
+  EXPECT_FALSE(c.max_disk_bytes);
   EXPECT_FALSE(c.retention_days);
   EXPECT_EQ(c.engine, "perf");
   EXPECT_EQ(c.allowed_group, "");
@@ -70,9 +70,15 @@ allowed_group = "root"
   EXPECT_EQ(c.binaries, (std::vector<std::string>{"^/usr/bin/", "libfoo\\.so"}));
   EXPECT_EQ(c.exclude, (std::vector<std::string>{"/tmp/"}));
   EXPECT_TRUE(c.kernel);
-  EXPECT_EQ(c.max_disk_mb, 512u);
+  EXPECT_EQ(c.max_disk_bytes, uint64_t{512} << 20);
   EXPECT_EQ(c.retention_days, 14u);
   EXPECT_EQ(c.allowed_group, "root");
+}
+
+TEST(DaemonConfig, TheDiskBudgetMayBeAFractionOfAMegabyte) {
+  EXPECT_EQ(parse_daemon_config("max_disk_mb = 0.5", "f").max_disk_bytes, uint64_t{1} << 19);
+  EXPECT_EQ(parse_daemon_config("max_disk_mb = 0.0625", "f").max_disk_bytes, uint64_t{65536});
+  EXPECT_EQ(parse_daemon_config("max_disk_mb = 3", "f").max_disk_bytes, uint64_t{3} << 20);
 }
 
 TEST(DaemonConfig, DurationsTakeUnitsOrWholeSeconds) {
@@ -111,7 +117,10 @@ TEST(DaemonConfig, AWrongTypeIsRefusedWithItsLineAndKey) {
   EXPECT_EQ(refusal("flush_interval = 1.5"),
             "/etc/p.toml:1: flush_interval: expected a duration such as \"2s\", found a floating-point number");
   EXPECT_EQ(refusal("schedule = 3"), "/etc/p.toml:1: schedule: expected \"continuous\" or a table, found an integer");
-  EXPECT_EQ(refusal("max_disk_mb = true"), "/etc/p.toml:1: max_disk_mb: expected a whole number, found a boolean");
+  EXPECT_EQ(refusal("max_disk_mb = true"), "/etc/p.toml:1: max_disk_mb: expected a number, found a boolean");
+  EXPECT_EQ(refusal("max_disk_mb = 0.0001"), "/etc/p.toml:1: max_disk_mb: 0.0001 is out of range [0.000976562, 1.09951e+12]");
+  EXPECT_EQ(refusal("max_disk_mb = -1"), "/etc/p.toml:1: max_disk_mb: -1 is out of range [0.000976562, 1.09951e+12]");
+  EXPECT_EQ(refusal("max_disk_mb = nan"), "/etc/p.toml:1: max_disk_mb: nan is out of range [0.000976562, 1.09951e+12]");
 }
 
 TEST(DaemonConfig, ABadValueIsRefusedWithItsLineAndKey) {
@@ -177,7 +186,7 @@ TEST(DaemonConfig, TheExampleFileIsValidAndHoldsTheDefaults) {
   EXPECT_EQ(example.schedule, defaults.schedule);
   EXPECT_EQ(example.kernel, defaults.kernel);
   EXPECT_EQ(example.allowed_group, defaults.allowed_group);
-  EXPECT_EQ(example.max_disk_mb, defaults.max_disk_mb);
+  EXPECT_EQ(example.max_disk_bytes, defaults.max_disk_bytes);
   EXPECT_EQ(example.retention_days, defaults.retention_days);
 }
 

@@ -1,8 +1,15 @@
 // The daemon's retention_days and max_disk_mb: which binary directories go, least recently
-// sampled first, never one the running session profiles.
+// sampled first, whether or not the running session profiles it (the budget is a hard limit).
 #include "collector/spool_limits.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "output/directory_handle.h"
 
 namespace profcollect {
 namespace {
@@ -17,30 +24,72 @@ const std::vector<SpoolEntry> kEntries = {
     {"c", 300, 30}, {"a", 100, 10}, {"d", 400, 40}, {"b", 200, 20},
 };
 
-TEST(SpoolLimits, NoLimitsEvictNothing) { EXPECT_TRUE(choose_evictions(kEntries, 1000, {}, {}).empty()); }
+TEST(SpoolLimits, NoLimitsEvictNothing) { EXPECT_TRUE(choose_evictions(kEntries, 1000, {}).empty()); }
 
 TEST(SpoolLimits, TheLeastRecentlySampledGoFirstUntilTheBudgetHolds) {
   SpoolLimits limits;
   limits.max_bytes = 600;  // 1000 bytes: a (100) and b (200) are not enough, c makes it 400
-  EXPECT_EQ(names(choose_evictions(kEntries, 1000, limits, {})),
+  EXPECT_EQ(names(choose_evictions(kEntries, 1000, limits)),
             (std::vector<std::string>{"a:max_disk_mb", "b:max_disk_mb", "c:max_disk_mb"}));
   limits.max_bytes = 1000;
-  EXPECT_TRUE(choose_evictions(kEntries, 1000, limits, {}).empty());
+  EXPECT_TRUE(choose_evictions(kEntries, 1000, limits).empty());
 }
 
 TEST(SpoolLimits, RetentionRemovesWhatWasLastSampledBeforeTheLimit) {
   SpoolLimits limits;
   limits.expire_before_ns = 25;
-  EXPECT_EQ(names(choose_evictions(kEntries, 1000, limits, {})),
+  EXPECT_EQ(names(choose_evictions(kEntries, 1000, limits)),
             (std::vector<std::string>{"a:retention_days", "b:retention_days"}));
 }
 
-TEST(SpoolLimits, BinariesBeingProfiledAreNeverChosen) {
+TEST(SpoolLimits, RetentionFirstThenTheBudgetWithTiesByName) {
   SpoolLimits limits;
   limits.max_bytes = 500;
-  limits.expire_before_ns = 25;
-  EXPECT_EQ(names(choose_evictions(kEntries, 1000, limits, {"a", "c"})),
-            (std::vector<std::string>{"b:retention_days", "d:max_disk_mb"}));
+  limits.expire_before_ns = 15;
+  std::vector<SpoolEntry> entries = kEntries;
+  entries.push_back({"b2", 50, 20});  // sampled at the same time as b: the name decides
+  EXPECT_EQ(names(choose_evictions(entries, 1050, limits)),
+            (std::vector<std::string>{"a:retention_days", "b:max_disk_mb", "b2:max_disk_mb", "c:max_disk_mb"}));
+}
+
+void write(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+// Links are neither counted nor read, hidden entries (a generation being written) are not
+// binary directories.
+TEST(SpoolLimits, TheSpoolIsReadWithoutFollowingLinks) {
+  namespace fs = std::filesystem;
+  char templ[] = "/tmp/spool-limits-XXXXXX";
+  ASSERT_NE(::mkdtemp(templ), nullptr);
+  const fs::path root = templ, dir = root / "out", outside = root / "outside";
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / ".a.gen-0123456789ab");
+  fs::create_directories(dir / "e");
+  fs::create_directories(outside);
+  write(dir / "a" / "meta.json", "{\"last_sample_ns\": 5}");  // 21 bytes
+  write(dir / "a" / "samples.ip", std::string(100, '0'));
+  write(dir / ".a.gen-0123456789ab" / "samples.ip", std::string(7, '0'));
+  write(dir / "collection.json", "{}");
+  write(outside / "meta.json", "{\"last_sample_ns\": 9}");
+  write(outside / "big", std::string(5000, '0'));
+  fs::create_directory_symlink(outside, dir / "c");
+  fs::create_symlink(outside / "big", dir / "d");
+  fs::create_symlink(outside / "meta.json", dir / "e" / "meta.json");
+
+  EXPECT_EQ(directory_bytes(dir.string()), 21u + 100u + 7u + 2u);
+  EXPECT_EQ(directory_bytes((dir / "c").string()), 0u) << "a link given as the directory";
+  std::vector<SpoolEntry> entries = read_spool(DirectoryHandle::open_existing(dir.string()));
+  std::sort(entries.begin(), entries.end(), [](const SpoolEntry& x, const SpoolEntry& y) { return x.directory < y.directory; });
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].directory, "a");
+  EXPECT_EQ(entries[0].bytes, 121u);
+  EXPECT_EQ(entries[0].last_sample_ns, 5u);
+  EXPECT_EQ(entries[1].directory, "e");
+  EXPECT_EQ(entries[1].bytes, 0u);
+  EXPECT_GT(entries[1].last_sample_ns, 9u) << "the linked meta.json was read; the directory's time is the fallback";
+  fs::remove_all(root);
 }
 
 }  // namespace
