@@ -24,8 +24,11 @@ MmapRecord kernel_mapping(std::string_view name, uint64_t start, uint64_t len, u
 
 KernelLayoutRecords::KernelLayoutRecords(const KallsymsTable& kallsyms, const std::vector<LoadedModule>& modules) {
   if (kallsyms.hidden)
-    throw SettingError("{kallsyms} hides the kernel's addresses (kernel.kptr_restrict): a kernel profile needs "
-                       "them (run as root, or set kernel.kptr_restrict to 0)");
+    // The kernel's rule (kallsyms_show_value): with kptr_restrict 0 the addresses show when
+    // perf_event_paranoid <= 1 or to CAP_SYSLOG, with 1 only to CAP_SYSLOG, with 2 to no one.
+    throw SettingError("{kallsyms} hides the kernel's addresses from this process: a kernel profile needs "
+                       "them (grant CAP_SYSLOG with kernel.kptr_restrict at most 1, or run as root; "
+                       "`profcollect doctor` says which applies)");
   const bool by_text = kallsyms.text.has_value();
   if (!by_text && !kallsyms.stext) throw SettingError("{kallsyms} has neither _text nor _stext");
   text_ = by_text ? *kallsyms.text : *kallsyms.stext;
