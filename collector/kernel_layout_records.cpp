@@ -30,6 +30,10 @@ KernelLayoutRecords::KernelLayoutRecords(const KallsymsTable& kallsyms, const st
                        "them (grant CAP_SYSLOG with kernel.kptr_restrict at most 1, or run as root; "
                        "`profcollect doctor` says which applies)");
   const bool by_text = kallsyms.text.has_value();
+  if (kallsyms.functions.empty() && !kallsyms.text && !kallsyms.stext)
+    throw SettingError("{kallsyms} lists no kernel symbol: empty or hidden from this process (a "
+                       "sandbox such as systemd's ProtectKernelTunables= makes /proc/kallsyms "
+                       "inaccessible)");
   if (!by_text && !kallsyms.stext) throw SettingError("{kallsyms} has neither _text nor _stext");
   text_ = by_text ? *kallsyms.text : *kallsyms.stext;
   // Up to _etext; without it, to the top of the address space, as perf maps the kernel.
