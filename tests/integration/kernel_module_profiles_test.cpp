@@ -8,7 +8,8 @@
 // Judges: llvm-profgen-19 --leading-ip-only's profile of the twin equals our module's AutoFDO
 // profile after llvm-profdata-19 merge --sample --text (function names, line offsets,
 // discriminators); the BOLT fdata's functions and offsets are nm's on the .ko (section-relative
-// st_value), named as BOLT names globals and locals.
+// st_value), named as BOLT names globals and locals. A stripped module with its debug file found
+// by build-id gives the same AutoFDO profile.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -47,7 +48,8 @@ struct NmFunction {
 class KernelModuleProfiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* tool : {"clang-19", "ld", "nm", "objdump", "readelf", "llvm-profgen-19", "llvm-profdata-19"}) {
+    for (const char* tool :
+         {"clang-19", "ld", "nm", "objdump", "objcopy", "readelf", "llvm-profgen-19", "llvm-profdata-19"}) {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
     }
     run({"clang-19", "-O2", "-g", "-gdwarf-5", "-fdebug-info-for-profiling", "-mllvm",
@@ -188,6 +190,39 @@ TEST_F(KernelModuleProfiles, AutofdoProfileEqualsLlvmProfgensOfTheUserSpaceTwin)
   EXPECT_TRUE(wide) << "no flow-sensitive discriminator in the judge's profile:\n" << expected;
   EXPECT_EQ("", profile_difference(normalize_profile(read_file(out / "autofdo.prof"), dir_.path()), expected));
   EXPECT_TRUE(fs::exists(out / "autofdo.unsym"));
+}
+
+// A module stripped of its DWARF (objcopy --strip-debug) and its debug file (objcopy
+// --only-keep-debug: its code sections NOBITS, its .rela.debug_* kept) found by build-id under
+// --debug-dir: the debug file's DWARF is relocated against the same addresses.
+TEST_F(KernelModuleProfiles, ASeparateDebugFileFoundByBuildIdGivesTheSameProfile) {
+  const fs::path stripped = dir_ / "stripped" / "autofdo-mod.ko", debug = dir_ / "module.debug";
+  fs::create_directories(stripped.parent_path());
+  run({"objcopy", "--only-keep-debug", ko().string(), debug.string()});
+  run({"objcopy", "--strip-debug", ko().string(), stripped.string()});
+  const CommandResult notes = run_command({"readelf", "-n", ko().string()});
+  const size_t at = notes.out.find("Build ID: ");
+  ASSERT_NE(at, std::string::npos) << notes.out;
+  const std::string id = notes.out.substr(at + 10, 40);
+  const fs::path debug_dir = dir_ / "debug";
+  fs::create_directories(debug_dir / ".build-id" / id.substr(0, 2));
+  fs::copy_file(debug, debug_dir / ".build-id" / id.substr(0, 2) / (id.substr(2) + ".debug"));
+
+  write_file(dir_ / "module.script", module_script());
+  write_file(dir_ / "twin.script", twin_script());
+  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
+                                         (dir_ / "module.script").string(), "--debug-dir", debug_dir.string(),
+                                         "--format", "autofdo", "-o", (dir_ / "stripped.prof").string(),
+                                         stripped.string()};
+  const CommandResult r = run_command(argv);
+  ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
+  const std::string expected = normalize_profile(
+      run_llvm_profgen({"--perfscript=" + (dir_ / "twin.script").string(), "--binary=" + twin().string(),
+                        "--leading-ip-only"},
+                       dir_.path()),
+      dir_.path());
+  ASSERT_NE(expected.find("mod_ioctl:"), std::string::npos) << expected;
+  EXPECT_EQ("", profile_difference(normalize_profile(read_file(dir_ / "stripped.prof"), dir_.path()), expected));
 }
 
 TEST_F(KernelModuleProfiles, BoltFdataNamesNmsFunctionsAtTheirSectionRelativeOffsets) {
