@@ -1,5 +1,9 @@
 #include "mapper/dwarf_file.h"
 
+#include <elf.h>
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "mapper/debug_info_error.h"
 #include "mapper/elf_symbols.h"
 
@@ -34,6 +38,32 @@ std::string no_debug_info_message(const ElfBinary& binary,
   return message;
 }
 
+// libdwfl asks where each section a DWARF relocation refers to is: where ElfBinary put it. The
+// module's userdata is the ElfBinary of the file being relocated.
+int section_address(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char* name, GElf_Word index,
+                    const GElf_Shdr*, Dwarf_Addr* address) {
+  const auto* file = static_cast<const ElfBinary*>(*userdata);
+  if (file == nullptr || name == nullptr || index >= file->sections().size() ||
+      file->sections()[index].name != name) {
+    *address = static_cast<Dwarf_Addr>(-1);  // libdwfl: the section is not placed
+    return 0;
+  }
+  *address = file->sections()[index].addr;
+  return 0;
+}
+
+// No search: the file given holds the DWARF (DwarfFile found it).
+int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word, char**) {
+  return -1;
+}
+
+const Dwfl_Callbacks kRelocatingCallbacks = {
+    .find_elf = nullptr,
+    .find_debuginfo = no_debuginfo,
+    .section_address = section_address,
+    .debuginfo_path = nullptr,
+};
+
 }  // namespace
 
 const char* to_string(DwarfSource source) {
@@ -66,6 +96,10 @@ std::unique_ptr<DwarfFile> DwarfFile::open(std::shared_ptr<const ElfBinary> bina
     result->source_ = found->found_by == DebugFileLink::BuildId ? DwarfSource::BuildIdFile
                                                                  : DwarfSource::DebuglinkFile;
   }
+  if (result->file_->elf_type() == ET_REL) {
+    result->open_relocated();
+    return result;
+  }
   result->dwarf_ = dwarf_begin_elf(result->file_->elf(), DWARF_C_READ, nullptr);
   if (result->dwarf_ == nullptr) {
     throw DebugInfoError(DebugInfoError::Kind::Unreadable,
@@ -74,8 +108,37 @@ std::unique_ptr<DwarfFile> DwarfFile::open(std::shared_ptr<const ElfBinary> bina
   return result;
 }
 
+void DwarfFile::open_relocated() {
+  const std::string& path = file_->path();
+  auto fail = [&path](const char* what) {
+    throw DebugInfoError(DebugInfoError::Kind::Unreadable,
+                         path + ": cannot relocate its DWARF (" + what + "): " + dwfl_errmsg(-1));
+  };
+  dwfl_ = dwfl_begin(&kRelocatingCallbacks);
+  if (dwfl_ == nullptr) fail("dwfl_begin");
+  // libdwfl takes the descriptor (and closes it with the session).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("open");
+  dwfl_report_begin(dwfl_);
+  Dwfl_Module* module = dwfl_report_offline(dwfl_, path.c_str(), path.c_str(), fd);
+  if (module == nullptr) fail("dwfl_report_offline");
+  if (dwfl_report_end(dwfl_, nullptr, nullptr) != 0) fail("dwfl_report_end");
+  void** userdata = nullptr;
+  dwfl_module_info(module, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  *userdata = const_cast<ElfBinary*>(file_.get());
+  Dwarf_Addr bias = 0;
+  dwarf_ = dwfl_module_getdwarf(module, &bias);
+  if (dwarf_ == nullptr) fail("dwfl_module_getdwarf");
+}
+
+Elf* DwarfFile::elf() const { return dwarf_getelf(dwarf_); }
+
 DwarfFile::~DwarfFile() {
-  if (dwarf_ != nullptr) dwarf_end(dwarf_);
+  if (dwfl_ != nullptr) {
+    dwfl_end(dwfl_);
+  } else if (dwarf_ != nullptr) {
+    dwarf_end(dwarf_);
+  }
 }
 
 }  // namespace profcollect

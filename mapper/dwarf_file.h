@@ -1,9 +1,17 @@
 // The ELF file that holds a binary's DWARF, opened with libdw: the binary itself when it has
 // .debug_info, else its separate debug file found by build-id or .gnu_debuglink under the debug
 // directories (mapper/debug_file_locator.h has the search order).
+//
+// An ET_REL file's DWARF (a kernel module's) refers to its sections through relocations
+// (.rela.debug_info, .rela.debug_line, ...): it is opened through libdwfl, which applies them
+// (dwfl_report_offline, dwfl_module_getdwarf), with every section placed at the address
+// ElfBinary gives it (mapper/relocatable_layout.h), so DWARF addresses are the module's image
+// addresses. The relocated sections then live in libdwfl's own ELF handle: read the DWARF's
+// bytes through elf() below, never through file().elf().
 #pragma once
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
 
 #include <memory>
 #include <string>
@@ -28,17 +36,21 @@ class DwarfFile {
   DwarfFile& operator=(const DwarfFile&) = delete;
 
   Dwarf* dwarf() const { return dwarf_; }
+  // The ELF handle the DWARF sections are read from (relocated for an ET_REL file).
+  struct ::Elf* elf() const;
   const ElfBinary& binary() const { return *binary_; }
   const ElfBinary& file() const { return *file_; }  // the file the DWARF is read from
   DwarfSource source() const { return source_; }
 
  private:
   DwarfFile() = default;
+  void open_relocated();
 
   std::shared_ptr<const ElfBinary> binary_;
   std::shared_ptr<const ElfBinary> file_;
   DwarfSource source_ = DwarfSource::Binary;
-  Dwarf* dwarf_ = nullptr;
+  Dwarf* dwarf_ = nullptr;  // owned unless dwfl_ is set (then libdwfl's)
+  Dwfl* dwfl_ = nullptr;    // an ET_REL file's relocating session
 };
 
 // Whether the file has DWARF debug information sections with contents (not NOBITS).

@@ -55,20 +55,24 @@ uint32_t unsigned_attr(Dwarf_Die* die, unsigned name) {
   return static_cast<uint32_t>(value);
 }
 
-// The (decompressed) contents of the DWARF file's .debug_line.
-std::span<const uint8_t> debug_line_bytes(const ElfBinary& file) {
-  for (const char* name : {".debug_line", ".zdebug_line"}) {
-    const ElfSection* section = file.section_by_name(name);
-    if (section == nullptr || !section->has_file_data()) continue;
-    Elf_Scn* scn = elf_getscn(file.elf(), section->index);
-    if (scn == nullptr) continue;
-    // libdw decompresses the debug sections it opens; make sure of it for this one.
-    GElf_Shdr shdr;
-    if (gelf_getshdr(scn, &shdr) != nullptr && (shdr.sh_flags & SHF_COMPRESSED)) elf_compress(scn, 0, 0);
-    if (name[1] == 'z') elf_compress_gnu(scn, 0, 0);
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr || data->d_buf == nullptr) continue;
-    return {static_cast<const uint8_t*>(data->d_buf), data->d_size};
+// The (decompressed, and for an ET_REL file relocated) contents of the DWARF's .debug_line,
+// read through the handle libdw reads the DWARF through (DwarfFile::elf()).
+std::span<const uint8_t> debug_line_bytes(Elf* elf) {
+  size_t names = 0;
+  if (elf == nullptr || elf_getshdrstrndx(elf, &names) != 0) return {};
+  for (const std::string_view wanted : {".debug_line", ".zdebug_line"}) {
+    for (Elf_Scn* scn = elf_nextscn(elf, nullptr); scn != nullptr; scn = elf_nextscn(elf, scn)) {
+      GElf_Shdr shdr;
+      if (gelf_getshdr(scn, &shdr) == nullptr || shdr.sh_type == SHT_NOBITS) continue;
+      const char* name = elf_strptr(elf, names, shdr.sh_name);
+      if (name == nullptr || wanted != name) continue;
+      // libdw decompresses the debug sections it opens; make sure of it for this one.
+      if (shdr.sh_flags & SHF_COMPRESSED) elf_compress(scn, 0, 0);
+      if (wanted[1] == 'z') elf_compress_gnu(scn, 0, 0);
+      Elf_Data* data = elf_getdata(scn, nullptr);
+      if (data == nullptr || data->d_buf == nullptr) break;
+      return {static_cast<const uint8_t*>(data->d_buf), data->d_size};
+    }
   }
   return {};
 }
@@ -214,7 +218,7 @@ DwarfSymbolizer::Unit::Subroutine& DwarfSymbolizer::Unit::resolve(uint32_t index
 
 DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base)
     : file_(std::move(file)), preferred_base_(preferred_base) {
-  debug_line_ = debug_line_bytes(file_->file());
+  debug_line_ = debug_line_bytes(file_->elf());
   scan_units();
 }
 

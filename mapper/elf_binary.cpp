@@ -13,6 +13,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "mapper/relocatable_layout.h"
+
 namespace profcollect {
 
 namespace {
@@ -157,6 +159,7 @@ void ElfBinary::read_sections() {
     section.type = shdr.sh_type;
     section.flags = shdr.sh_flags;
     section.entsize = shdr.sh_entsize;
+    section.align = shdr.sh_addralign;
     section.index = static_cast<uint32_t>(i);
     section.link = shdr.sh_link;
     section.info = shdr.sh_info;
@@ -169,6 +172,7 @@ void ElfBinary::read_sections() {
     }
     sections_.push_back(std::move(section));
   }
+  if (elf_type_ == ET_REL) place_relocatable_sections(sections_);
 }
 
 void ElfBinary::read_build_id() {

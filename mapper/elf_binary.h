@@ -47,6 +47,7 @@ struct ElfSection {
   uint32_t type = 0;
   uint64_t flags = 0;
   uint64_t entsize = 0;
+  uint64_t align = 0;  // sh_addralign
   uint32_t index = 0;  // section header index, as symbols' st_shndx refer to it
   uint32_t link = 0, info = 0;
   bool allocated() const { return flags & 0x2; }    // SHF_ALLOC
@@ -77,7 +78,9 @@ class ElfBinary {
   bool little_endian() const { return little_endian_; }
   uint64_t file_size() const { return file_size_; }
   const std::vector<LoadSegment>& load_segments() const { return load_segments_; }
-  const std::vector<ElfSection>& sections() const { return sections_; }  // index 0 included
+  // Index 0 included. An ET_REL file's allocated sections have the addresses
+  // mapper/relocatable_layout.h gives them, not sh_addr (0): the image addresses of a module.
+  const std::vector<ElfSection>& sections() const { return sections_; }
   std::string debuglink() const { return debuglink_; }  // .gnu_debuglink file name, or empty
   uint32_t debuglink_crc() const { return debuglink_crc_; }  // its CRC-32, when debuglink set
   // Lowest p_vaddr of an executable PT_LOAD rounded down to 4 KiB (llvm-profgen's preferred

@@ -26,6 +26,8 @@ enum class SymbolTableKind { Static, Dynamic };  // .symtab (SHT_SYMTAB), .dynsy
 bool has_symbol_table(const ElfBinary& binary, SymbolTableKind kind);
 
 // Every entry but the null entry at index 0, in file order. Empty when there is no such table.
+// In an ET_REL file a symbol defined in an allocated section gets that section's address
+// (mapper/relocatable_layout.h) added to its st_value, an offset into the section.
 std::vector<ElfSymbol> read_symbols(const ElfBinary& binary, SymbolTableKind kind);
 
 // The names of .dynsym's entries by index, as dynamic relocations refer to them (index 0 is

@@ -7,12 +7,13 @@
 //   mapping "[kernel.kallsyms]_text" (or "_stext") and sets its pgoff to that symbol's runtime
 //   address, so vaddr = A - pgoff + the symbol's value in vmlinux; the result must lie in an
 //   executable PT_LOAD;
-// - a kernel module (.ko, ET_REL: no PT_LOAD, every section at address 0): its executable
-//   sections are its segments. Each is placed at an offset from the start of the module's
-//   mapping, given as data (/sys/module/NAME/sections/*, or a kallsyms symbol matched against
-//   the .ko's symbol of that name), else .text at the start of the mapping, as perf assumes;
-//   vaddr = (A - mapping.start + mapping.pgoff) - section offset + the section's sh_addr, and
-//   the section's index goes with it, because in an ET_REL file two sections share addresses.
+// - a kernel module (.ko, ET_REL: no PT_LOAD, every section at address 0 in the file): its
+//   executable sections are its segments. Each is placed at an offset from the start of the
+//   module's mapping, given as data (/sys/module/NAME/sections/*, or a kallsyms symbol matched
+//   against the .ko's symbol of that name), else .text at the start of the mapping, as perf
+//   assumes; vaddr = (A - mapping.start + mapping.pgoff) - section offset + the section's
+//   address in the module's image (mapper/relocatable_layout.h: the addresses its symbols and
+//   relocated DWARF have too), and the section's index goes with it.
 //
 // Anonymous and JIT memory has no image and no translator. Everything a translation needs is
 // computed when the image is opened; translate() allocates nothing.
@@ -33,8 +34,9 @@ namespace profcollect {
 
 struct ImageAddress {
   uint64_t vaddr = 0;
-  // The ELF section holding vaddr, for an image whose sections all start at address 0 (a
-  // kernel module); 0 for every other image, where vaddr alone says where it is.
+  // The ELF section holding vaddr, for a kernel module (vaddr less that section's image
+  // address is the section-relative address nm and the .ko's st_value speak of); 0 for every
+  // other image.
   uint32_t section = 0;
 };
 
@@ -84,7 +86,7 @@ class ImageTranslator {
   struct PlacedSection {
     uint64_t offset = 0;  // from the start of the module's mapping
     uint64_t size = 0;
-    uint64_t addr = 0;    // sh_addr (0 in ET_REL)
+    uint64_t addr = 0;    // the section's image address (mapper/relocatable_layout.h)
     uint32_t index = 0;
   };
 

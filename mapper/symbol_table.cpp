@@ -1,5 +1,7 @@
 #include "mapper/symbol_table.h"
 
+#include <elf.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -44,8 +46,10 @@ SymbolTable SymbolTable::load(const ElfBinary& binary, const SymbolSearchOptions
 
   std::vector<ElfSymbol> symbols;
   if (source != SymbolSource::None) symbols = read_symbols(*symbol_file, kind);
-  // Code and PLT always from the binary itself: a debug file has no section contents.
-  const std::vector<CodeRange> fdes = read_fde_ranges(binary);
+  // Code and PLT always from the binary itself: a debug file has no section contents. An
+  // ET_REL file's .eh_frame (if any) is not relocated: its FDEs name no address, so none.
+  const std::vector<CodeRange> fdes =
+      binary.elf_type() == ET_REL ? std::vector<CodeRange>() : read_fde_ranges(binary);
   const PltLayout plt = read_plt(binary);
 
   DiscoveryInput input;

@@ -120,14 +120,13 @@ int run_convert(const ConvertOptions& o) {
     throw CliError(o.binary + ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
                    "space, with a _text or _stext symbol) nor a kernel module (ET_REL)", 2);
   }
-  if (target->kind() == ImageKind::KernelModule) {
-    // Its samples translate (section, offset), but every section of an ET_REL file starts at
-    // address 0, and functions are still named by address alone: no profile rather than a wrong one.
-    throw CliError(o.binary + ": a kernel module (ET_REL); profiles of modules are not written yet");
-  }
   if (target->translator().empty()) {
-    throw CliError(o.binary + (target->kind() == ImageKind::Kernel ? ": a kernel image without a _text or _stext symbol"
-                                                                   : ": has no executable segment"));
+    // A module from a perf.data is placed with .text at the start of its memory (perf records
+    // no section layout, and assumes as much): one without code in .text has nothing placed.
+    throw CliError(o.binary + (target->kind() == ImageKind::Kernel         ? ": a kernel image without a _text or _stext symbol"
+                               : target->kind() == ImageKind::KernelModule ? ": a kernel module without code in .text: a "
+                                                                             "recording gives no other section's place"
+                                                                           : ": has no executable segment"));
   }
   if (o.formats.size() > 1) {
     std::error_code ec;

@@ -3,7 +3,10 @@
 // section-relative address llvm-symbolizer-19 attributes as the sampled code. In an ET_REL file
 // every section starts at address 0, so llvm-symbolizer is given a copy whose sections objcopy
 // has placed where the module's memory had them; it must name, for the address we translate
-// each sample to, the very function and line it names for the address the sample was taken at.
+// each sample to, the very function and line it names for the address the sample was taken at;
+// and our own DWARF reader, through which module profiles are made (the .ko's DWARF relocated by
+// libdwfl against its image addresses), must name that function and line at the address the
+// sample resolves to.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -106,7 +109,9 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
 
   // A sample on every byte of every function: where it was taken (its offset into the placed
   // module) and where we translate it to (the placed address of the section we name).
+  ASSERT_NE(image->debug(), nullptr) << image->debug_error();
   std::vector<uint64_t> taken, translated;
+  std::vector<std::string> ours_dwarf;  // innermost "function:line"
   for (const std::string& f : kFunctions) {
     ASSERT_GT(sizes[f], 1u) << f;
     for (uint64_t offset = 0; offset < sizes[f]; ++offset) {
@@ -117,7 +122,12 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
       const std::string& section = elf->sections()[r.section].name;
       ASSERT_TRUE(runtime.count(section)) << f << "+" << offset << ": section " << section;
       taken.push_back(address - kStart);
-      translated.push_back(runtime.at(section) - kStart + r.vaddr);
+      // The image address less its section's is the section-relative address.
+      translated.push_back(runtime.at(section) - kStart + r.vaddr - elf->sections()[r.section].addr);
+      // The function and line our DWARF reader (relocated by libdwfl) names there.
+      const InlineStack& stack = image->debug()->dwarf().symbolize(r.vaddr);
+      ASSERT_FALSE(stack.empty()) << f << "+" << offset;
+      ours_dwarf.push_back(std::string(stack.back().name) + ":" + std::to_string(stack.back().line));
     }
   }
   const std::vector<std::string> truth = symbolize(placed, taken), ours = symbolize(placed, translated);
@@ -128,6 +138,14 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
     for (uint64_t offset = 0; offset < sizes[f]; ++offset, ++index) {
       EXPECT_TRUE(truth[index].starts_with(f + "\n")) << "llvm-symbolizer at " << f << "+" << offset << ": " << truth[index];
       EXPECT_EQ(ours[index], truth[index]) << f << "+" << offset;
+      // llvm-symbolizer's innermost frame: "function\nfile:line:column".
+      const std::string& answer = truth[index];
+      const size_t newline = answer.find('\n');
+      const size_t line_end = answer.find('\n', newline + 1);
+      const std::string location = answer.substr(newline + 1, line_end - newline - 1);
+      const size_t last = location.rfind(':'), before = location.rfind(':', last - 1);
+      EXPECT_EQ(ours_dwarf[index], answer.substr(0, newline) + ":" + location.substr(before + 1, last - before - 1))
+          << f << "+" << offset;
     }
   }
 }
