@@ -1,5 +1,7 @@
 #include "collector/kernel_collection.h"
 
+#include <filesystem>
+
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -44,6 +46,12 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
   KernelImageSelection images;
   images.vmlinux = image_.path;
   images.modules_dir = settings_.modules_dir;
+  // Not given: where the distribution installs the running kernel's modules, when there are any.
+  if (!images.modules_dir && !modules_.empty()) {
+    const std::string installed = "/lib/modules/" + running_kernel_release();
+    std::error_code ec;
+    if (std::filesystem::is_directory(installed, ec)) images.modules_dir = installed;
+  }
   images.sys_module = settings_.sys_module;
   images.load_options.debug_dirs = settings_.debug_dirs;
   selector_ = std::make_shared<KernelImageSelector>(images);

@@ -194,7 +194,8 @@ int main(int argc, char** argv) {
   kc->add_option("--vmlinux", kernel.vmlinux,
                  "the running kernel's vmlinux (default: looked for in /usr/lib/debug/boot, "
                  "/lib/modules/RELEASE/build, /boot)");
-  kc->add_option("--modules", kernel.modules_dir, "directory searched for the loaded modules' .ko files");
+  kc->add_option("--modules", kernel.modules_dir,
+                 "directory searched for the loaded modules' .ko files (default: /lib/modules/RELEASE)");
   kc->add_option("-o,--output", kernel.output_dir, "output directory")->capture_default_str();
   kc->add_option("--format", kernel.formats, "autofdo, unsymbolized, bolt, joined by commas")->capture_default_str();
   kc->add_option("-F,--freq", kernel.frequency, "samples per second (cycles, cpu-clock)")
