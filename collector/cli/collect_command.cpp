@@ -18,6 +18,7 @@
 
 #include "collector/cli/cli_error.h"
 #include "collector/cli/cli_spelling.h"
+#include "collector/cli/stderr_logger.h"
 #include "collector/cli/command_child.h"
 #include "collector/cli/number_options.h"
 #include "collector/proc_tasks.h"
@@ -29,24 +30,6 @@ namespace profcollect {
 namespace {
 
 namespace asio = boost::asio;
-
-class StderrLogger : public SessionLogger {
- public:
-  explicit StderrLogger(bool quiet) : quiet_(quiet) {}
-  // The session speaks of settings; they are spelled as this command's flags.
-  void note(const std::string& m) override {
-    if (!quiet_) std::fprintf(stderr, "profcollect: %s\n", in_cli_terms(m).c_str());
-  }
-  void warning(const std::string& m) override {
-    if (!quiet_) std::fprintf(stderr, "profcollect: warning: %s\n", in_cli_terms(m).c_str());
-  }
-  void error(const std::string& m) override {
-    std::fprintf(stderr, "profcollect: error: %s\n", in_cli_terms(m).c_str());
-  }
-
- private:
-  bool quiet_;
-};
 
 // The command's event loop over a collection session: its descriptors, a poll timer, the flush
 // timer, the duration, signals and the child, on one io_context.

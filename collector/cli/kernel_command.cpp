@@ -13,6 +13,7 @@
 
 #include "collector/cli/cli_error.h"
 #include "collector/cli/cli_spelling.h"
+#include "collector/cli/stderr_logger.h"
 #include "collector/cli/number_options.h"
 #include "collector/kernel_collection.h"
 
@@ -21,23 +22,6 @@ namespace profcollect {
 namespace {
 
 namespace asio = boost::asio;
-
-class KernelLogger : public SessionLogger {
- public:
-  explicit KernelLogger(bool quiet) : quiet_(quiet) {}
-  void note(const std::string& m) override {
-    if (!quiet_) std::fprintf(stderr, "profcollect: %s\n", in_cli_terms(m).c_str());
-  }
-  void warning(const std::string& m) override {
-    if (!quiet_) std::fprintf(stderr, "profcollect: warning: %s\n", in_cli_terms(m).c_str());
-  }
-  void error(const std::string& m) override {
-    std::fprintf(stderr, "profcollect: error: %s\n", in_cli_terms(m).c_str());
-  }
-
- private:
-  bool quiet_;
-};
 
 std::vector<ProfileFormat> parse_kernel_formats(const std::string& list) {
   std::vector<ProfileFormat> out;
@@ -68,7 +52,7 @@ int run_kernel(const KernelOptions& o) {
   s.mmap_pages = o.mmap_pages;
   s.debug_dirs = o.debug_dirs;
 
-  KernelLogger logger(o.quiet);
+  StderrLogger logger(o.quiet);
   KernelCollection collection(std::move(s), logger);
   asio::io_context io;
   std::vector<std::unique_ptr<asio::posix::stream_descriptor>> fds;
