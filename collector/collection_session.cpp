@@ -180,6 +180,7 @@ void CollectionSession::absorb_if_due(std::chrono::steady_clock::time_point& las
   const auto now = std::chrono::steady_clock::now();
   if (now - last < settings_.absorb_interval) return;
   engine_->absorb();
+  if (flush_progress_) flush_progress_();
   last = std::chrono::steady_clock::now();
 }
 

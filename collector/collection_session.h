@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -97,6 +98,9 @@ class CollectionSession {
   bool drop_binary(const std::string& directory);
   // Stops the engine, reads what is left and flushes for the last time.
   bool stop();
+  // Called between two binaries of a flush, at most every absorb_interval: a flush of many
+  // binaries takes seconds, and an owner with a watchdog says meanwhile that it is alive.
+  void set_flush_progress(std::function<void()> progress) { flush_progress_ = std::move(progress); }
 
   nlohmann::ordered_json status() const;
   // This run's samples per profiled binary (a daemon's status request lists them).
@@ -136,6 +140,7 @@ class CollectionSession {
   std::vector<std::string> written_events_;
   uint64_t start_ns_ = 0;
   bool stopped_ = false;
+  std::function<void()> flush_progress_;
 };
 
 }  // namespace profcollect

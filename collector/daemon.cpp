@@ -100,6 +100,8 @@ void Daemon::open_session() {
   s.binary_patterns = config_.binaries;
   s.exclude_patterns = config_.exclude;
   session_ = std::make_unique<CollectionSession>(std::move(s), logger_);
+  // A flush blocks the loop, and with it the watchdog timer: it pings between binaries.
+  session_->set_flush_progress([this] { ping_watchdog_if_due(); });
   session_->start();
   ++generation_;
   for (int fd : session_->descriptors()) {
@@ -237,10 +239,20 @@ void Daemon::arm_window() {
   });
 }
 
+void Daemon::ping_watchdog_if_due() {
+  const auto interval = notifier_.watchdog_ping_interval();
+  if (!interval || stopping_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_watchdog_ping_ < *interval) return;
+  notifier_.watchdog();
+  last_watchdog_ping_ = now;
+}
+
 void Daemon::arm_watchdog() {
   const auto interval = notifier_.watchdog_ping_interval();
   if (!interval) return;
   notifier_.watchdog();
+  last_watchdog_ping_ = std::chrono::steady_clock::now();
   watchdog_timer_.expires_after(*interval);
   watchdog_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec && !stopping_) arm_watchdog();

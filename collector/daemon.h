@@ -53,6 +53,8 @@ class Daemon {
   void arm_flush();
   void arm_window();
   void arm_watchdog();
+  // WATCHDOG=1 if half the watchdog interval has passed since the last one (during a flush).
+  void ping_watchdog_if_due();
   void wait_signal();
   bool flush();
   // Removes the binary directories retention_days and max_disk_mb leave no room for, each said
@@ -82,6 +84,7 @@ class Daemon {
   std::unique_ptr<ControlServer> control_;
   std::vector<std::unique_ptr<boost::asio::posix::stream_descriptor>> descriptors_;
   boost::asio::steady_timer poll_timer_, flush_timer_, window_timer_, watchdog_timer_;
+  std::chrono::steady_clock::time_point last_watchdog_ping_{};
   boost::asio::signal_set signals_;
   std::chrono::steady_clock::time_point started_;
   // Totals of the sessions that have ended (duty-cycle windows, restarts at a reload).
