@@ -52,11 +52,7 @@ class SyscallLoad {
   }
   ~SyscallLoad() {
     for (pid_t p : pids_) ::kill(p, SIGKILL);
-    wait();
-  }
-  void wait() {
     for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
-    pids_.clear();
   }
   size_t started() const { return pids_.size(); }
 
@@ -119,15 +115,16 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   ASSERT_EQ(r.exit_code, 0) << r.describe(cc);
   const unsigned loads = 4 * std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
 
-  // profcollect first, then perf, each on its own run of the load (never both at once).
+  // profcollect first, then perf, each on its own run of the load (never both at once). The load
+  // runs until the profiler returns (and is killed then), however long the profiler takes to
+  // start: a fixed load duration left a slow (sanitized) start sampling an idle machine.
   const std::filesystem::path out = dir / "out";
   const std::vector<std::string> ours = {profcollect_exe().string(), "kernel", "--duration", "5", "-o", out.string()};
   {
-    SyscallLoad running(load, 8, loads);
+    SyscallLoad running(load, 600, loads);
     ASSERT_EQ(running.started(), loads);
     ::usleep(500 * 1000);
     r = run_command(ours);
-    running.wait();
   }
   ASSERT_EQ(r.exit_code, 0) << r.describe(ours);
   EXPECT_NE(r.err.find("cpu-clock"), std::string::npos) << r.err;  // which event, and why
@@ -140,10 +137,10 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   const std::vector<std::string> record = {"perf", "record", "-q", "-a", "-e", "cpu-clock:k", "-o", data.string(),
                                            "--", "sleep", "5"};
   {
-    SyscallLoad running(load, 8, loads);
+    SyscallLoad running(load, 600, loads);
+    ASSERT_EQ(running.started(), loads);
     ::usleep(500 * 1000);
     r = run_command(record);
-    running.wait();
   }
   ASSERT_EQ(r.exit_code, 0) << r.describe(record);
   const std::vector<std::string> report = {"perf", "report", "-i", data.string(), "--sort", "comm,sym", "--stdio"};
