@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "collector/sample_pipeline.h"
 
 namespace profcollect {
@@ -47,6 +49,8 @@ class CollectionEngine {
   virtual std::vector<std::string> event_names() const = 0;
   // What the engine chose and could not do, said once when it opens.
   virtual std::vector<std::string> notes() const { return {}; }
+  // Adds what is particular to the engine to a status (collection.json, a status request).
+  virtual void describe(nlohmann::ordered_json& status) const {}
 };
 
 }  // namespace profcollect

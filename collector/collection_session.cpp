@@ -13,7 +13,7 @@
 #include <filesystem>
 
 #include "collector/clock_time.h"
-#include "collector/perf_engine.h"
+#include "collector/engine_choice.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
 #include "output/profile_store.h"
@@ -101,8 +101,15 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
     mapped_selector_ = mapped.get();
     selector_ = std::move(mapped);
   }
+  std::string engine_note;
   if (!engine_) {
-    engine_ = std::make_unique<PerfEngine>(selection_, PerfEngineOptions{settings_.target, settings_.mmap_pages});
+    ChosenEngine chosen = open_engine(
+        EngineRequest{parse_engine_kind(settings_.engine), settings_.target, settings_.mmap_pages}, selection_);
+    engine_ = std::move(chosen.engine);
+    engine_name_ = chosen.name;
+    engine_note = chosen.note;
+  } else {
+    engine_name_ = "given";
   }
   PipelineOptions po;
   if (settings_.target.kind == TargetKind::SystemWide) po.excluded_pid = static_cast<uint32_t>(::getpid());
@@ -118,6 +125,7 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
   start_ns_ = clock_ns(CLOCK_REALTIME);
 
   logger_.note(selection_.engine_note);
+  if (!engine_note.empty()) logger_.note(engine_note);
   if (!selection_.kernel_note.empty()) logger_.note(selection_.kernel_note);
   if (!selection_.rate_note.empty()) logger_.note(selection_.rate_note);
   for (const auto& n : engine_->notes()) logger_.note(n);
@@ -140,6 +148,7 @@ nlohmann::ordered_json CollectionSession::status() const {
   const PipelineCounts& counts = pipeline_->counts();
   nlohmann::ordered_json j;
   j["event"] = selection_.name;
+  j["engine"] = engine_name_;
   if (selection_.rate.by_frequency) {
     j["frequency_hz"] = selection_.rate.value;
   } else {
@@ -162,6 +171,7 @@ nlohmann::ordered_json CollectionSession::status() const {
   }
   j["unmapped"] = unmapped;
   j["binaries"] = pipeline_->profiled_slots().size();
+  engine_->describe(j);
   j["start_ns"] = start_ns_;
   j["end_ns"] = clock_ns(CLOCK_REALTIME);
   return j;

@@ -34,6 +34,7 @@ struct SessionSettings {
   CollectionTarget target;      // Command: the pid of a child that has not exec'd yet
   std::string command_path;     // Command: the program it will exec
   std::string event = "auto";   // auto, lbr, brs, cycles, cpu-clock, rHEX[:mods]
+  std::string engine = "perf";  // perf, bpf, auto (collector/engine_choice.h)
   bool branch_any = false;      // ask every taken branch (a branch stack)
   std::string branch_filter;    // any[,u][,k]
   std::optional<uint64_t> frequency;
@@ -72,9 +73,10 @@ class SessionLogger {
 
 class CollectionSession {
  public:
-  // Chooses the event, creates the output directory and opens the engine: the perf_event engine
-  // for the settings' event and target, disabled (a Command target's start with its exec), or
-  // the engine given. Throws EventSelectionError, PerfEventError, OutputError.
+  // Chooses the event, creates the output directory and opens the engine: the settings' engine
+  // (collector/engine_choice.h) for their event and target, disabled (a Command target's start
+  // with its exec), or the engine given. Throws EventSelectionError, PerfEventError,
+  // OutputError, SettingError (an engine refused).
   CollectionSession(SessionSettings settings, SessionLogger& logger,
                     std::unique_ptr<CollectionEngine> engine = nullptr);
   ~CollectionSession();
@@ -132,6 +134,7 @@ class CollectionSession {
   std::shared_ptr<ImageSelector> selector_;
   std::unique_ptr<SamplePipeline> pipeline_;
   std::unique_ptr<CollectionEngine> engine_;
+  std::string engine_name_ = "perf";
   RenderRequest render_;
   // Per image directory, the profile revision its files hold, and the events they name: an
   // image with nothing new since is not rendered again (a long-lived image that no longer runs

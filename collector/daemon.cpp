@@ -93,6 +93,7 @@ void Daemon::open_session() {
   SessionSettings s;
   s.target.kind = TargetKind::SystemWide;
   s.event = config_.event;
+  s.engine = config_.engine;
   s.branch_any = config_.branch_stacks;
   s.frequency = config_.frequency;
   s.period = config_.period;
@@ -385,6 +386,8 @@ nlohmann::ordered_json Daemon::status() const {
   if (session_) {
     const nlohmann::ordered_json s = session_->status();
     j["event"] = s["event"];
+    j["engine"] = s["engine"];  // what `auto` chose
+    if (s.contains("bpf")) j["bpf"] = s["bpf"];
     if (s.contains("frequency_hz")) j["frequency_hz"] = s["frequency_hz"];
     if (s.contains("period")) j["period"] = s["period"];
     samples += s.value("samples", uint64_t{0});

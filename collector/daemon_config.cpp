@@ -251,8 +251,9 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
       {"engine",
        [&](const toml::node& n, const std::string& k) {
          c.engine = r.string(n, k);
-         if (c.engine == "bpf") r.fail(n.source(), k, "the bpf engine is not available yet (use \"perf\")");
-         if (c.engine != "perf") r.fail(n.source(), k, "\"" + c.engine + "\": expected \"perf\"");
+         if (c.engine != "perf" && c.engine != "bpf" && c.engine != "auto") {
+           r.fail(n.source(), k, "\"" + c.engine + "\": expected \"perf\", \"bpf\" or \"auto\"");
+         }
        }},
       {"allowed_group",
        [&](const toml::node& n, const std::string& k) {

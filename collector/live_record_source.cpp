@@ -165,6 +165,8 @@ uint64_t LiveRecordSource::drain() {
 
 void LiveRecordSource::finish() { orderer_.finish_all(); }
 
+void LiveRecordSource::release_until(uint64_t time) { orderer_.release_until(time); }
+
 bool LiveRecordSource::next(Record& out) {
   RawRecord raw;
   while (orderer_.pop(raw)) {

@@ -98,6 +98,9 @@ class LiveRecordSource : public RecordSource {
   uint64_t drain();
   // No more drains will come: what is queued becomes ready.
   void finish();
+  // Records up to `time` become ready now (an engine that counts samples elsewhere closes an
+  // interval at `time` and needs every side-band record before it).
+  void release_until(uint64_t time);
 
   bool next(Record& out) override;
   const SessionInfo& session() const override { return state_.info(); }

@@ -194,4 +194,12 @@ size_t PerfEventSet::live_event_count() const {
   }));
 }
 
+std::vector<int> PerfEventSet::fds(size_t member) const {
+  std::vector<int> out;
+  for (const Event& e : events_) {
+    if (e.member == member) out.push_back(e.fd);
+  }
+  return out;
+}
+
 }  // namespace profcollect

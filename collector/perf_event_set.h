@@ -85,6 +85,8 @@ class PerfEventSet {
   const std::vector<int>& cpus() const { return cpus_; }
   uint32_t mmap_pages() const { return mmap_pages_; }
   size_t event_count() const { return events_.size(); }  // fds, of every member
+  // The fds of member `i`, every CPU and thread (a BPF program attaches to each).
+  std::vector<int> fds(size_t member) const;
   size_t thread_count() const { return thread_count_; }
   const std::vector<std::string>& notes() const { return notes_; }
 

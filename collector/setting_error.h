@@ -1,6 +1,6 @@
 // Library messages name settings, not command-line flags. A setting appears in a message as
-// {event}, {frequency}, {period}, {branch_any}, {branch_filter}, {mmap_pages}, {binaries} or
-// {output_dir} (a kernel profile's: {vmlinux}, {kallsyms}); each front end spells them its own way (the CLI as its flags -e, -F, ...; the
+// {event}, {frequency}, {period}, {branch_any}, {branch_filter}, {mmap_pages}, {binaries},
+// {engine} or {output_dir} (a kernel profile's: {vmlinux}, {kallsyms}); each front end spells them its own way (the CLI as its flags -e, -F, ...; the
 // daemon as its configuration keys). Without a spelling, the settings' own names are used.
 #pragma once
 

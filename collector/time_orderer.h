@@ -33,6 +33,8 @@ class TimeOrderer {
   void push(const RawRecord& r, uint64_t time);
   void finish_round();  // a FINISHED_ROUND record was read
   void finish_all();    // the input ended (or broke): everything is ready
+  // Everything queued up to `time` is ready (the caller knows no earlier record is to come).
+  void release_until(uint64_t time) { release_up_to(time); }
 
   // The next record in time order, valid until the next push() or pop(); false if none is
   // ready yet.

@@ -1,5 +1,6 @@
 #include "mapper/process_table.h"
 
+#include <algorithm>
 #include <type_traits>
 
 namespace profcollect {
@@ -158,6 +159,24 @@ const Mapping* ProcessTable::find(uint32_t pid, uint64_t addr, CpuMode mode) con
   auto it = processes_.find(pid);
   if (it == processes_.end() || !it->second.maps) return nullptr;
   return lookup(*it->second.maps, addr);
+}
+
+void ProcessTable::overlapping(uint32_t pid, uint64_t start, uint64_t end, std::vector<Mapping>& out) const {
+  auto p = processes_.find(pid);
+  if (p == processes_.end() || !p->second.maps || end <= start) return;
+  const MapSet& maps = *p->second.maps;
+  auto it = maps.upper_bound(start);
+  if (it != maps.begin()) --it;
+  for (; it != maps.end() && it->second.start < end; ++it) {
+    if (it->second.end <= start) continue;
+    Mapping m = it->second;
+    if (m.start < start) {
+      m.pgoff += start - m.start;
+      m.start = start;
+    }
+    m.end = std::min(m.end, end);
+    out.push_back(m);
+  }
 }
 
 }  // namespace profcollect

@@ -47,6 +47,8 @@ class ProcessTable {
   // The mapping of pid holding addr, or nullptr. Kernel addresses (cpumode Kernel) are looked up
   // in the kernel's own mappings.
   const Mapping* find(uint32_t pid, uint64_t addr, CpuMode mode) const;
+  // Appends to `out` the mappings of user process pid that overlap [start, end), clipped to it.
+  void overlapping(uint32_t pid, uint64_t start, uint64_t end, std::vector<Mapping>& out) const;
 
   // Releases every mapped file no process maps any more (the kernel's own are kept): its Dso
   // entry is emptied and its index reused by a later file. Returns the released indices, so that

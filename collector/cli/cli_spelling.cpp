@@ -14,6 +14,7 @@ std::string cli_flag_of(std::string_view setting) {
   if (setting == "binaries") return "--binary";
   if (setting == "output_dir") return "-o";
   if (setting == "vmlinux") return "--vmlinux";
+  if (setting == "engine") return "--engine";
   return {};
 }
 

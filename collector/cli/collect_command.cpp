@@ -72,6 +72,7 @@ int CollectLoop::run() {
     for (int p : o_.pids) settings.target.pids.push_back(p);
   }
   settings.event = o_.event;
+  settings.engine = o_.engine;
   settings.branch_any = o_.branch_any;
   settings.branch_filter = o_.branch_filter;
   settings.frequency = o_.frequency;

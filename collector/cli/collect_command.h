@@ -15,6 +15,7 @@ struct CollectOptions {
   std::vector<std::string> command;   // after --
   bool system_wide = false;           // -a
   std::string event = "auto";         // -e
+  std::string engine = "perf";        // --engine
   bool branch_any = false;            // -b
   std::string branch_filter;          // -j
   std::optional<uint64_t> frequency;  // -F

@@ -98,6 +98,11 @@ int main(int argc, char** argv) {
                  "auto, lbr, brs, cycles, cpu-clock, or a raw event rHEX[:u|k|p|pp|ppp] as perf's "
                  "(r20c4:k)")
       ->capture_default_str();
+  app.add_option("--engine", collect.engine,
+                 "perf (ring buffers), bpf (samples counted in the kernel by a BPF program), or auto "
+                 "(bpf where the kernel and capabilities allow it, else perf)")
+      ->check(CLI::IsMember({"perf", "bpf", "auto"}))
+      ->capture_default_str();
   // perf's branch stack request.
   auto* any_branch_flag =
       app.add_flag("-b,--branch-any", collect.branch_any, "sample taken-branch stacks (perf's -b = -j any)");

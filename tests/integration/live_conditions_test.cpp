@@ -23,55 +23,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-constexpr const char* kTestUser = "profcollect-test";
-constexpr const char* kParanoid = "/proc/sys/kernel/perf_event_paranoid";
-
 class LiveConditionsTest : public LiveFixtureTest {};
-
-// Sets kernel.perf_event_paranoid for the lifetime of the object, then puts back what it was.
-class ParanoidSetting {
- public:
-  explicit ParanoidSetting(int value) {
-    std::ifstream in(kParanoid);
-    if (!(in >> saved_)) return;
-    ok_ = write(value);
-  }
-  ~ParanoidSetting() {
-    if (ok_) write(saved_);
-  }
-  ParanoidSetting(const ParanoidSetting&) = delete;
-  ParanoidSetting& operator=(const ParanoidSetting&) = delete;
-  bool ok() const { return ok_; }
-
- private:
-  static bool write(int value) {
-    std::ofstream out(kParanoid);
-    out << value << "\n";
-    out.close();
-    return static_cast<bool>(out);
-  }
-  int saved_ = 2;
-  bool ok_ = false;
-};
-
-// The unprivileged test user, created (as a system user without home) when missing.
-std::optional<RunAs> test_user(std::string& error) {
-  if (::getpwnam(kTestUser) == nullptr) {
-    const std::vector<std::string> argv = {"useradd", "--system", "--no-create-home",
-                                           "--shell", "/usr/sbin/nologin", kTestUser};
-    const CommandResult r = run_command(argv);
-    if (r.exit_code != 0) {
-      error = r.describe(argv);
-      return std::nullopt;
-    }
-  }
-  const passwd* pw = ::getpwnam(kTestUser);
-  if (pw == nullptr) {
-    error = std::string("no user ") + kTestUser + " after useradd";
-    return std::nullopt;
-  }
-  return RunAs{pw->pw_uid, pw->pw_gid};
-}
 
 // A pid no process has: a child that has exited and been reaped (pids are not reused at once).
 pid_t vanished_pid() {

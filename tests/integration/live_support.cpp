@@ -4,12 +4,14 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <fstream>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -354,6 +356,45 @@ bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& c
   }, kPatience);
   ::close(ack_fd);
   return acked;
+}
+
+std::optional<RunAs> test_user(std::string& error) {
+  if (::getpwnam(kTestUser) == nullptr) {
+    const std::vector<std::string> argv = {"useradd", "--system", "--no-create-home",
+                                           "--shell", "/usr/sbin/nologin", kTestUser};
+    const CommandResult r = run_command(argv);
+    if (r.exit_code != 0) {
+      error = r.describe(argv);
+      return std::nullopt;
+    }
+  }
+  const passwd* pw = ::getpwnam(kTestUser);
+  if (pw == nullptr) {
+    error = std::string("no user ") + kTestUser + " after useradd";
+    return std::nullopt;
+  }
+  return RunAs{pw->pw_uid, pw->pw_gid};
+}
+
+namespace {
+
+bool write_number(const std::filesystem::path& file, int value) {
+  std::ofstream out(file);
+  out << value << "\n";
+  out.close();
+  return static_cast<bool>(out);
+}
+
+}  // namespace
+
+SysctlSetting::SysctlSetting(std::filesystem::path file, int value) : file_(std::move(file)) {
+  std::ifstream in(file_);
+  if (!(in >> saved_)) return;
+  ok_ = write_number(file_, value);
+}
+
+SysctlSetting::~SysctlSetting() {
+  if (ok_) write_number(file_, saved_);
 }
 
 }  // namespace profcollect::test

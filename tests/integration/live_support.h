@@ -143,6 +143,36 @@ inline double points(uint64_t part, uint64_t whole) {
 std::string share_table(const std::map<std::string, uint64_t>& ours, uint64_t our_total,
                         const std::map<std::string, uint64_t>& theirs, uint64_t their_total);
 
+// The unprivileged user the permission tests run profcollect as, and the sysctl they set.
+inline constexpr const char* kTestUser = "profcollect-test";
+inline constexpr const char* kParanoid = "/proc/sys/kernel/perf_event_paranoid";
+
+// The unprivileged test user, created (as a system user without home) when missing; nullopt
+// and `error` set when it cannot be.
+std::optional<RunAs> test_user(std::string& error);
+
+// Sets a numeric sysctl file (kernel.perf_event_paranoid, kernel.bpf_stats_enabled) for the
+// lifetime of the object, then puts back what it was.
+class SysctlSetting {
+ public:
+  SysctlSetting(std::filesystem::path file, int value);
+  ~SysctlSetting();
+  SysctlSetting(const SysctlSetting&) = delete;
+  SysctlSetting& operator=(const SysctlSetting&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  std::filesystem::path file_;
+  int saved_ = 0;
+  bool ok_ = false;
+};
+
+// kernel.perf_event_paranoid set for the lifetime of the object.
+class ParanoidSetting : public SysctlSetting {
+ public:
+  explicit ParanoidSetting(int value) : SysctlSetting(kParanoid, value) {}
+};
+
 // Sends `command` ("enable", ...) through perf record's --control FIFOs `ctl` and `ack` and
 // waits for perf's "ack"; false when perf does not open them or answer within kPatience.
 bool perf_control(const std::filesystem::path& ctl, const std::filesystem::path& ack, const std::string& command);

@@ -140,8 +140,8 @@ TEST(DaemonConfig, ABadValueIsRefusedWithItsLineAndKey) {
   EXPECT_EQ(refusal("binaries = [\"ok\", \"(unclosed\"]")
                 .rfind("/etc/p.toml:1: binaries: \"(unclosed\" is not a regular expression", 0),
             0u);
-  EXPECT_EQ(refusal("engine = \"bpf\""), "/etc/p.toml:1: engine: the bpf engine is not available yet (use \"perf\")");
-  EXPECT_EQ(refusal("engine = \"dtrace\""), "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\"");
+  EXPECT_EQ(refusal("engine = \"ebpf\""), "/etc/p.toml:1: engine: \"ebpf\": expected \"perf\", \"bpf\" or \"auto\"");
+  EXPECT_EQ(refusal("engine = \"dtrace\""), "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\", \"bpf\" or \"auto\"");
   EXPECT_EQ(refusal("allowed_group = \"no-such-group-here\""),
             "/etc/p.toml:1: allowed_group: no group named \"no-such-group-here\"");
   EXPECT_EQ(refusal("retention_days = 0"), "/etc/p.toml:1: retention_days: 0 is out of range [1, 36500]");
