@@ -1,8 +1,9 @@
 // The layers of the source tree, read from the #include lines themselves: record (the record
-// vocabulary) < mapper < output < collector < collector/cli. A header or source may include its
-// own folder and the folders below it, never one above, and the folders form no cycle. mapper
-// knows no perf_event ABI, ring buffer or event loop; output knows no process table and no ring
-// buffer.
+// vocabulary) < mapper < output < collector < collector/cli, and bpf (the BPF programs' loaders)
+// beside mapper: it includes nothing of ours but record, and collector includes it. A header or
+// source may include its own folder and the folders below it, never one above, and the folders
+// form no cycle. mapper knows no perf_event ABI, ring buffer or event loop; output knows no
+// process table and no ring buffer.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,7 +24,17 @@ const fs::path kRoot = PROFCOLLECT_SOURCE_DIR;
 
 // Lower rank lies below; a folder may include only folders of its rank or lower.
 const std::map<std::string, int> kRanks = {
-    {"record", 0}, {"mapper", 1}, {"output", 2}, {"collector", 3}, {"collector/cli", 4}};
+    {"record", 0}, {"bpf", 1}, {"mapper", 1}, {"output", 2}, {"collector", 3}, {"collector/cli", 4}};
+
+// A BPF skeleton ("bpf/NAME.skel.h") is generated into the build tree from bpf/NAME.bpf.c.
+std::string source_of(const std::string& target) {
+  static const std::string kSkeleton = ".skel.h";
+  if (target.size() > kSkeleton.size() &&
+      target.compare(target.size() - kSkeleton.size(), kSkeleton.size(), kSkeleton) == 0) {
+    return target.substr(0, target.size() - kSkeleton.size()) + ".bpf.c";
+  }
+  return target;
+}
 
 struct Include {
   std::string file;    // relative to the root, e.g. "mapper/process_table.h"
@@ -74,7 +85,7 @@ TEST(IncludeLayering, NoHeaderIsIncludedFromAFolderAbove) {
     if (!inc.quoted) continue;
     const std::string from = folder_of(inc.file);
     const std::string to = folder_of(inc.target);
-    ASSERT_TRUE(fs::exists(kRoot / inc.target)) << where(inc) << ": no such file in the tree";
+    ASSERT_TRUE(fs::exists(kRoot / source_of(inc.target))) << where(inc) << ": no such file in the tree";
     auto to_rank = kRanks.find(to);
     ASSERT_NE(to_rank, kRanks.end()) << where(inc) << ": includes a folder outside the layers";
     EXPECT_LE(to_rank->second, kRanks.at(from)) << where(inc) << ": includes upwards";
@@ -119,6 +130,14 @@ TEST(IncludeLayering, MapperKnowsNoPerfEventRingBufferOrEventLoop) {
     EXPECT_EQ(inc.target.find("boost/"), std::string::npos) << where(inc);
     EXPECT_EQ(inc.target.find("poll"), std::string::npos) << where(inc);
     EXPECT_EQ(inc.target.find("epoll"), std::string::npos) << where(inc);
+  }
+}
+
+TEST(IncludeLayering, BpfIncludesNothingOfOursButRecord) {
+  for (const Include& inc : includes_of_tree()) {
+    if (!inc.quoted || folder_of(inc.file) != "bpf") continue;
+    const std::string to = folder_of(inc.target);
+    EXPECT_TRUE(to == "bpf" || to == "record") << where(inc);
   }
 }
 

@@ -1,0 +1,306 @@
+// The sample counter's loader: opens the skeleton, sets the program's knobs, creates both
+// generations of count maps and swaps and drains them (sample_counter.h says how).
+#include "bpf/sample_counter.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "bpf/sample_counter.skel.h"
+
+namespace profcollect {
+
+namespace {
+
+constexpr uint32_t kSlot = 0;  // the outer maps' one element
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// The message of a BPF call that failed with `error` while doing `what`.
+BpfError bpf_error(int error, const std::string& what) {
+  if (error == EPERM) {
+    return BpfError(error, what + ": loading a BPF program needs CAP_BPF and CAP_PERFMON (or root)");
+  }
+  return BpfError(error, what + ": " + errno_text(error));
+}
+
+// The end of the verifier's log, where it says what it refused.
+std::string log_tail(const std::vector<char>& log) {
+  std::string text(log.data(), strnlen(log.data(), log.size()));
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  constexpr size_t kTail = 1500;
+  if (text.size() > kTail) text = "..." + text.substr(text.size() - kTail);
+  return text;
+}
+
+// libbpf prints its warnings to stderr; the loader says what failed through BpfError instead.
+class QuietLibbpf {
+ public:
+  QuietLibbpf() : old_(libbpf_set_print(nullptr)) {}
+  ~QuietLibbpf() { libbpf_set_print(old_); }
+
+ private:
+  libbpf_print_fn_t old_;
+};
+
+int create_count_map(const char* name, uint32_t key_size, uint32_t value_size, uint32_t entries) {
+  const int fd = bpf_map_create(BPF_MAP_TYPE_HASH, name, key_size, value_size, entries, nullptr);
+  if (fd < 0) {
+    throw bpf_error(-fd, std::string("creating the BPF count map ") + name + " of " +
+                             std::to_string(entries) + " entries");
+  }
+  return fd;
+}
+
+// The kernel's own figure for a map's memory (memlock of its fdinfo).
+uint64_t map_memory(int fd) {
+  std::ifstream in("/proc/self/fdinfo/" + std::to_string(fd));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("memlock:", 0) == 0) return std::stoull(line.substr(8));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void DrainedCounts::clear() {
+  ips.clear();
+  branches.clear();
+  ranges.clear();
+}
+
+SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes, bool branch_stacks)
+    : skeleton_(nullptr, sample_counter_bpf__destroy), sizes_(sizes), branch_stacks_(branch_stacks) {
+  QuietLibbpf quiet;
+  skeleton_.reset(sample_counter_bpf__open());
+  if (!skeleton_) throw bpf_error(errno, "opening the BPF sample counter");
+  sample_counter_bpf* skel = skeleton_.get();
+  skel->rodata->all_processes = all_processes;
+  skel->rodata->branch_stacks = branch_stacks;
+  if (int err = bpf_map__set_max_entries(skel->maps.targets, std::max(sizes.targets, 1u)); err) {
+    throw bpf_error(-err, "sizing the BPF target set");
+  }
+  // libbpf asks the kernel for the verifier's log only when a load fails, into this buffer.
+  std::vector<char> log(256 * 1024, '\0');
+  bpf_program__set_log_buf(skel->progs.count_sample, log.data(), log.size());
+  if (int err = sample_counter_bpf__load(skel); err) {
+    const int error = -err;
+    std::string tail = log_tail(log);
+    if (error != EPERM && !tail.empty()) {
+      throw BpfError(error, "the kernel refused the BPF sample counter (" + errno_text(error) +
+                                "); the verifier said: " + tail);
+    }
+    throw bpf_error(error, "loading the BPF sample counter");
+  }
+  bpf_program__set_log_buf(skel->progs.count_sample, nullptr, 0);
+
+  ips_.outer = bpf_map__fd(skel->maps.ip_generation);
+  branches_.outer = bpf_map__fd(skel->maps.branch_generation);
+  ranges_.outer = bpf_map__fd(skel->maps.range_generation);
+  try {
+    for (int gen = 0; gen < 2; ++gen) {
+      ips_.maps[gen] = create_count_map(gen ? "pc_ips_1" : "pc_ips_0", sizeof(profcollect_ip_key),
+                                        sizeof(uint64_t), std::max(sizes.ip_entries, 1u));
+      if (!branch_stacks) continue;
+      branches_.maps[gen] = create_count_map(
+          gen ? "pc_branches_1" : "pc_branches_0", sizeof(profcollect_branch_key),
+          sizeof(profcollect_branch_value), std::max(sizes.branch_entries, 1u));
+      ranges_.maps[gen] = create_count_map(gen ? "pc_ranges_1" : "pc_ranges_0",
+                                           sizeof(profcollect_range_key), sizeof(uint64_t),
+                                           std::max(sizes.range_entries, 1u));
+    }
+    install(ips_, ips_.maps[live_]);
+    if (branch_stacks) {
+      install(branches_, branches_.maps[live_]);
+      install(ranges_, ranges_.maps[live_]);
+    }
+  } catch (...) {
+    for (Generations* kind : {&ips_, &branches_, &ranges_}) {
+      for (int& fd : kind->maps) {
+        if (fd >= 0) ::close(fd);
+      }
+    }
+    throw;
+  }
+  const uint32_t first_drain = 4096;
+  ip_keys_.resize(std::min(sizes.ip_entries, first_drain));
+  ip_values_.resize(ip_keys_.size());
+  if (branch_stacks) {
+    branch_keys_.resize(std::min(sizes.branch_entries, first_drain));
+    branch_values_.resize(branch_keys_.size());
+    range_keys_.resize(std::min(sizes.range_entries, first_drain));
+    range_values_.resize(range_keys_.size());
+  }
+}
+
+SampleCounter::~SampleCounter() {
+  for (bpf_link* link : links_) bpf_link__destroy(link);
+  for (Generations* kind : {&ips_, &branches_, &ranges_}) {
+    for (int fd : kind->maps) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+}
+
+void SampleCounter::install(const Generations& kind, int map_fd) {
+  // The kernel returns from this update once every program run that may hold the previous
+  // inner map has ended (maybe_wait_bpf_programs, kernel/bpf/syscall.c).
+  if (int err = bpf_map_update_elem(kind.outer, &kSlot, &map_fd, BPF_ANY); err) {
+    throw bpf_error(-err, "installing a generation of BPF count maps");
+  }
+}
+
+void SampleCounter::attach(int perf_event_fd) {
+  links_.reserve(links_.size() + 1);
+  bpf_link* link = bpf_program__attach_perf_event(skeleton_->progs.count_sample, perf_event_fd);
+  if (!link) throw bpf_error(errno, "attaching the BPF sample counter to a perf event");
+  links_.push_back(link);
+}
+
+void SampleCounter::add_target(uint32_t tgid) {
+  const uint8_t one = 1;
+  if (int err = bpf_map_update_elem(bpf_map__fd(skeleton_->maps.targets), &tgid, &one, BPF_ANY); err) {
+    if (-err == E2BIG) {
+      throw BpfError(E2BIG, "the BPF target set is full (" + std::to_string(sizes_.targets) +
+                                " processes); process " + std::to_string(tgid) + " is not counted");
+    }
+    throw bpf_error(-err, "adding process " + std::to_string(tgid) + " to the BPF target set");
+  }
+}
+
+void SampleCounter::remove_target(uint32_t tgid) {
+  const int err = bpf_map_delete_elem(bpf_map__fd(skeleton_->maps.targets), &tgid);
+  if (err && -err != ENOENT) {
+    throw bpf_error(-err, "removing process " + std::to_string(tgid) + " from the BPF target set");
+  }
+}
+
+void SampleCounter::flip() {
+  const int next = 1 - live_;
+  install(ips_, ips_.maps[next]);
+  if (branch_stacks_) {
+    install(branches_, branches_.maps[next]);
+    install(ranges_, ranges_.maps[next]);
+  }
+  live_ = next;
+}
+
+// Reads and deletes every entry of an idle map, `keys.size()` at a time, passing each to
+// `emit`. The batch call takes whole hash buckets: when one holds more than fits it fails with
+// ENOSPC and the buffers grow. A kernel without batch operations (before Linux 5.6) is read key
+// by key: nothing writes into the map meanwhile, so the walk sees every key once.
+template <typename Key, typename Value, typename Emit>
+void SampleCounter::drain_map(int fd, std::vector<Key>& keys, std::vector<Value>& values, Emit emit) {
+  if (use_batch_) {
+    alignas(8) unsigned char token[sizeof(Key) + 8];
+    void* in = nullptr;
+    bool first = true;
+    for (;;) {
+      uint32_t count = keys.size();
+      const int err = bpf_map_lookup_and_delete_batch(fd, in, token, keys.data(), values.data(),
+                                                      &count, nullptr);
+      const int error = err ? -err : 0;
+      if (error && error != ENOENT && error != ENOSPC) {
+        if (first && (error == EINVAL || error == ENOTSUP || error == EOPNOTSUPP || error == 524)) {
+          use_batch_ = false;  // 524: the kernel's ENOTSUPP
+          break;
+        }
+        throw bpf_error(error, "draining a BPF count map");
+      }
+      first = false;
+      for (uint32_t i = 0; i < std::min<size_t>(count, keys.size()); ++i) emit(keys[i], values[i]);
+      if (error == ENOENT) return;
+      if (error == ENOSPC) {  // count is now the size of the bucket that did not fit
+        keys.resize(std::max<size_t>(keys.size() * 2, count));
+        values.resize(keys.size());
+        continue;
+      }
+      in = token;
+    }
+  }
+  size_t found = 0;
+  const Key* previous = nullptr;
+  for (;;) {
+    if (found == keys.size()) {
+      keys.resize(keys.size() * 2 + 1);
+      values.resize(keys.size());
+      if (found) previous = &keys[found - 1];
+    }
+    if (bpf_map_get_next_key(fd, previous, &keys[found]) != 0) break;
+    previous = &keys[found++];
+  }
+  for (size_t i = 0; i < found; ++i) {
+    if (bpf_map_lookup_elem(fd, &keys[i], &values[i]) == 0) emit(keys[i], values[i]);
+    bpf_map_delete_elem(fd, &keys[i]);
+  }
+}
+
+void SampleCounter::drain_idle(DrainedCounts& out) {
+  out.clear();
+  const int idle = 1 - live_;
+  drain_map(ips_.maps[idle], ip_keys_, ip_values_, [&](const profcollect_ip_key& k, uint64_t v) {
+    out.ips.push_back({k.tgid, k.ip, v});
+  });
+  if (!branch_stacks_) return;
+  drain_map(branches_.maps[idle], branch_keys_, branch_values_,
+            [&](const profcollect_branch_key& k, const profcollect_branch_value& v) {
+              out.branches.push_back({k.tgid, k.from, k.to, v.count, v.mispredicted});
+            });
+  drain_map(ranges_.maps[idle], range_keys_, range_values_,
+            [&](const profcollect_range_key& k, uint64_t v) {
+              out.ranges.push_back({k.tgid, k.start, k.end, v});
+            });
+}
+
+SampleCounterLosses SampleCounter::losses() const {
+  const int possible = libbpf_num_possible_cpus();
+  if (possible <= 0) throw bpf_error(-possible, "counting the possible CPUs");
+  std::vector<uint64_t> per_cpu(possible);  // a per-CPU u64 value is 8 bytes a CPU
+  const int fd = bpf_map__fd(skeleton_->maps.counters);
+  auto sum = [&](uint32_t index) {
+    if (int err = bpf_map_lookup_elem(fd, &index, per_cpu.data()); err) {
+      throw bpf_error(-err, "reading the BPF sample counter's counters");
+    }
+    uint64_t total = 0;
+    for (uint64_t v : per_cpu) total += v;
+    return total;
+  };
+  SampleCounterLosses out;
+  out.ips_full = sum(PROFCOLLECT_IPS_FULL);
+  out.branches_full = sum(PROFCOLLECT_BRANCHES_FULL);
+  out.ranges_full = sum(PROFCOLLECT_RANGES_FULL);
+  out.branch_reads_failed = sum(PROFCOLLECT_BRANCH_READS_FAILED);
+  out.filtered = sum(PROFCOLLECT_FILTERED);
+  return out;
+}
+
+SampleCounter::RunStats SampleCounter::run_stats() const {
+  bpf_prog_info info{};
+  uint32_t length = sizeof(info);
+  if (int err = bpf_obj_get_info_by_fd(bpf_program__fd(skeleton_->progs.count_sample), &info, &length);
+      err) {
+    throw bpf_error(-err, "reading the BPF sample counter's statistics");
+  }
+  return {info.run_time_ns, info.run_cnt};
+}
+
+uint64_t SampleCounter::memory_bytes() const {
+  uint64_t total = 0;
+  bpf_map* map;
+  bpf_object__for_each_map(map, skeleton_->obj) total += map_memory(bpf_map__fd(map));
+  for (const Generations* kind : {&ips_, &branches_, &ranges_}) {
+    for (int fd : kind->maps) {
+      if (fd >= 0) total += map_memory(fd);
+    }
+  }
+  return total;
+}
+
+}  // namespace profcollect
