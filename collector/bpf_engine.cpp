@@ -39,8 +39,10 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options) 
         "the BPF engine counts instruction pointers only for now; branch stacks need engine = perf");
   }
   PerfPermissions permissions = PerfPermissions::of_this_process();
-  // --pid: one event per CPU, the program keeping to the target processes.
-  per_cpu_filtered_ = options_.target.kind == TargetKind::Processes;
+  // --pid: one event per CPU, the program keeping to the target processes -- when asked: the
+  // kernel then follows no child (one is added when its FORK record is read, and its samples
+  // before that are filtered), where per-thread inherited events follow every child at once.
+  per_cpu_filtered_ = options_.target.kind == TargetKind::Processes && options_.per_cpu_targets;
   CollectionTarget event_target = options_.target;
   if (per_cpu_filtered_) event_target = CollectionTarget{TargetKind::SystemWide, {}};
   perf_event_attr attr = make_sampling_attr(selection, event_target.kind);
@@ -102,6 +104,7 @@ bool BpfEngine::targets_alive() const {
     case TargetKind::Command:
       return events_->live_event_count() > 0;
     case TargetKind::Processes:
+      if (!per_cpu_filtered_) return events_->live_event_count() > 0;
       for (uint32_t p : targets_) {
         if (::kill(static_cast<pid_t>(p), 0) == 0 || errno == EPERM) return true;
       }

@@ -10,11 +10,12 @@
 // engine"), the distinct (tgid, ip) keys of an interval are about a third of its samples, so a
 // drain moves a third of the entries a ring buffer would and decodes nothing.
 //
-// Targets: a command's threads through per-thread events (enable_on_exec starts them at its
-// exec, inherit follows its children); --pid and system-wide through one event per CPU, the
-// program counting only the target processes (a map kept current from the FORK and EXIT records:
-// a child of a target is added when its FORK is read, so its samples before that are counted as
-// filtered); system-wide counts every process.
+// Targets: a command's and --pid's threads through per-thread events (enable_on_exec starts a
+// command's at its exec, inherit follows children from their first instruction), as the perf
+// engine does; system-wide through one event per CPU, counting every process. With
+// per_cpu_targets, --pid too uses one event per CPU and the program counts only the target
+// processes (a map kept current from the FORK and EXIT records: a child of a target is added when
+// its FORK is read, so its samples before that are counted as filtered).
 #pragma once
 
 #include <chrono>
@@ -40,6 +41,9 @@ struct BpfEngineOptions {
   CollectionTarget target;
   std::optional<uint64_t> mmap_pages;  // side-band buffers; from the locked-memory budget if unset
   std::chrono::milliseconds drain_interval{250};
+  // Processes: one event per CPU filtered by the program (fewer events for many threads), at
+  // the price of a new child's first samples; otherwise one inherited event per thread and CPU.
+  bool per_cpu_targets = false;
 };
 
 class BpfEngine : public CollectionEngine {

@@ -7,7 +7,7 @@ namespace profcollect {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNames = {{
     {"event", "event"},
     {"frequency", "frequency"},
     {"period", "period"},
@@ -18,6 +18,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kNames =
     {"output_dir", "output directory"},
     {"vmlinux", "kernel image"},
     {"kallsyms", "kernel symbol table"},
+    {"engine", "engine"},
 }};
 
 }  // namespace

@@ -14,18 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/kernel_collection.h"
+#include "tests/integration/quiet_logger.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
 namespace {
-
-class QuietLogger : public SessionLogger {
- public:
-  void note(const std::string&) override {}
-  void warning(const std::string& m) override { warnings += m + "\n"; }
-  void error(const std::string& m) override { errors += m + "\n"; }
-  std::string warnings, errors;
-};
 
 TEST(KernelModuleAttribution, SamplesInAModulesMemoryAreCountedForTheModule) {
   if (::geteuid() != 0) GTEST_SKIP() << "system-wide kernel samples need root (or CAP_PERFMON)";
@@ -81,7 +74,7 @@ TEST(KernelModuleAttribution, SamplesInAModulesMemoryAreCountedForTheModule) {
   }
   for (pid_t p : loads) ::waitpid(p, nullptr, 0);
   const KernelCollectionResult r = collection.finish();
-  ASSERT_TRUE(r.ok) << logger.errors;
+  ASSERT_TRUE(r.ok) << logger.text();
   ASSERT_FALSE(r.symbolized);
 
   const nlohmann::json kernel = nlohmann::json::parse(read_file(dir / "out" / "kernel.json"));

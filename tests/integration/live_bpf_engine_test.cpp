@@ -8,6 +8,9 @@
 //   - Without the capabilities `--engine bpf` fails saying which are missing and `--engine auto`
 //     falls back to perf and says so; without the kernel's BTF the engine still works
 //     (acceptance 3).
+//   - With one event per CPU for --pid (BpfEngineOptions::per_cpu_targets), the program counts
+//     the target processes only: a busy process that is no target is filtered, a child of the
+//     target is followed from its FORK record on.
 //   - Under load, over many drains, what the engine counted is exactly what the kernel says the
 //     program ran (the kernel's own run count, kept while BPF run statistics are enabled), less
 //     nothing and twice nothing (acceptance 5).
@@ -18,8 +21,11 @@
 #include <cmath>
 #include <set>
 
+#include "collector/bpf_engine.h"
+#include "collector/collection_session.h"
 #include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"
+#include "tests/integration/quiet_logger.h"
 
 namespace profcollect::test {
 namespace {
@@ -236,6 +242,54 @@ TEST_F(LiveBpfEngineTest, AKernelWithoutBtfStillCounts) {
   FunctionCounts f = function_counts(tmp / "out", {spin});
   ASSERT_TRUE(f.error.empty()) << f.error << r.describe(argv);
   EXPECT_GT(f.per_function["spin_a"], 100u) << "0.5 s of CPU time at 4 kHz";
+}
+
+TEST_F(LiveBpfEngineTest, PerCpuEventsCountTheTargetsOnlyAndFollowTheirChildren) {
+  const fs::path spawner = fixture("live_spawner");
+  const fs::path library = fixture("liblive_plug.so");
+  const fs::path spin = fixture("live_spin");
+  TempDir tmp;
+  const fs::path go = tmp / "go", out = tmp / "out";
+  // Another busy process, no target; the target forks its child only after `go`.
+  BackgroundProcess other = BackgroundProcess::start({spin.string(), "b", "0"});
+  BackgroundProcess target = start_target(spawner, {go.string(), library.string(), "1"});
+
+  SessionSettings settings;
+  settings.target = CollectionTarget{TargetKind::Processes, {target.pid()}};
+  settings.event = "cpu-clock";
+  settings.frequency = 1000;
+  settings.output_dir = out.string();
+  const EventSelection selection =
+      select_event(EventOptions{parse_event_request("cpu-clock", false, ""), 1000, std::nullopt},
+                   SelectionContext::of_this_process());
+  BpfEngineOptions options;
+  options.target = settings.target;
+  options.per_cpu_targets = true;
+  QuietLogger logger;
+  CollectionSession session(settings, logger, std::make_unique<BpfEngine>(selection, options));
+  session.start();
+  write_file(go, "");
+  const auto deadline = std::chrono::steady_clock::now() + kPatience;
+  while (session.targets_alive() && std::chrono::steady_clock::now() < deadline) {
+    ::usleep(50 * 1000);
+    session.drain();
+  }
+  ASSERT_FALSE(session.targets_alive()) << "the target did not end";
+  ASSERT_TRUE(session.stop()) << logger.text();
+
+  const json collection = read_json_file(out / "collection.json");
+  ASSERT_FALSE(collection.is_discarded()) << logger.text();
+  // The other process ran all along, on the same CPUs: its samples were seen and not counted.
+  EXPECT_GT(collection.at("bpf").at("filtered").get<uint64_t>(), 200u) << collection.dump(2);
+  FunctionCounts f = function_counts(out, {spawner, library});
+  ASSERT_TRUE(f.error.empty()) << f.error << logger.text();
+  EXPECT_EQ(profile_dirs(out, "live_spin").size(), 0u) << "the process that is no target has no profile";
+  for (const char* function : {"thread_work", "plug_work"}) {
+    EXPECT_GE(points(f.per_function[function], f.total), 15.0) << function << "\n"
+                                                               << share_table(f.per_function, f.total, {}, 0);
+  }
+  // The child is counted from its FORK record on: most of its 1 s of CPU time.
+  EXPECT_GE(points(f.per_function["child_work"], f.total), 10.0) << share_table(f.per_function, f.total, {}, 0);
 }
 
 TEST_F(LiveBpfEngineTest, UnderLoadEverySampleTheKernelRanIsCountedOnce) {

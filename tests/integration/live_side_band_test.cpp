@@ -33,12 +33,14 @@
 #include "tests/integration/busy_program.h"
 #include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"
+#include "tests/integration/quiet_logger.h"
 
 namespace profcollect {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using test::QuietLogger;
 
 std::optional<BuildId> readelf_build_id_of(const fs::path& file) {
   const std::string hex = test::readelf_build_id(file);
@@ -195,14 +197,6 @@ TEST_F(LiveSideBandEvents, SamplingEventWithoutABufferBesideADummyThatOwnsThem) 
 }
 
 // ---- The session library ---------------------------------------------------------------------
-
-class QuietLogger : public SessionLogger {
- public:
-  void note(const std::string&) override {}
-  void warning(const std::string& m) override { messages.push_back("warning: " + m); }
-  void error(const std::string& m) override { messages.push_back("error: " + m); }
-  std::vector<std::string> messages;
-};
 
 struct SessionRun {
   PipelineCounts counts;
