@@ -12,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "bpf/hash_map_drain.h"
 #include "bpf/sample_counter.skel.h"
 
 namespace profcollect {
@@ -192,53 +193,18 @@ void SampleCounter::flip() {
   live_ = next;
 }
 
-// Reads and deletes every entry of an idle map, `keys.size()` at a time, passing each to
-// `emit`. The batch call takes whole hash buckets: when one holds more than fits it fails with
-// ENOSPC and the buffers grow. A kernel without batch operations (before Linux 5.6) is read key
-// by key: nothing writes into the map meanwhile, so the walk sees every key once.
 template <typename Key, typename Value, typename Emit>
 void SampleCounter::drain_map(int fd, std::vector<Key>& keys, std::vector<Value>& values, Emit emit) {
   if (use_batch_) {
-    alignas(8) unsigned char token[sizeof(Key) + 8];
-    void* in = nullptr;
-    bool first = true;
-    for (;;) {
-      uint32_t count = keys.size();
-      const int err = bpf_map_lookup_and_delete_batch(fd, in, token, keys.data(), values.data(),
-                                                      &count, nullptr);
-      const int error = err ? -err : 0;
-      if (error && error != ENOENT && error != ENOSPC) {
-        if (first && (error == EINVAL || error == ENOTSUP || error == EOPNOTSUPP || error == 524)) {
-          use_batch_ = false;  // 524: the kernel's ENOTSUPP
-          break;
-        }
-        throw bpf_error(error, "draining a BPF count map");
-      }
-      first = false;
-      for (uint32_t i = 0; i < std::min<size_t>(count, keys.size()); ++i) emit(keys[i], values[i]);
-      if (error == ENOENT) return;
-      if (error == ENOSPC) {  // count is now the size of the bucket that did not fit
-        keys.resize(std::max<size_t>(keys.size() * 2, count));
-        values.resize(keys.size());
-        continue;
-      }
-      in = token;
-    }
+    const int err = drain_hash_map(fd, HashMapDrainMode::Batch, keys, values, emit);
+    if (err == 0) return;
+    // A kernel without batch operations (524: its ENOTSUPP); what the batches did not take is
+    // read key by key.
+    if (err != -EINVAL && err != -ENOTSUP && err != -524) throw bpf_error(-err, "draining a BPF count map");
+    use_batch_ = false;
   }
-  size_t found = 0;
-  const Key* previous = nullptr;
-  for (;;) {
-    if (found == keys.size()) {
-      keys.resize(keys.size() * 2 + 1);
-      values.resize(keys.size());
-      if (found) previous = &keys[found - 1];
-    }
-    if (bpf_map_get_next_key(fd, previous, &keys[found]) != 0) break;
-    previous = &keys[found++];
-  }
-  for (size_t i = 0; i < found; ++i) {
-    if (bpf_map_lookup_elem(fd, &keys[i], &values[i]) == 0) emit(keys[i], values[i]);
-    bpf_map_delete_elem(fd, &keys[i]);
+  if (const int err = drain_hash_map(fd, HashMapDrainMode::KeyWalk, keys, values, emit); err) {
+    throw bpf_error(-err, "draining a BPF count map");
   }
 }
 

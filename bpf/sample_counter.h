@@ -140,7 +140,6 @@ class SampleCounter {
   bool use_batch_ = true;
   std::vector<bpf_link*> links_;
   // Drain buffers, grown once.
-  std::vector<uint8_t> batch_token_;
   std::vector<struct profcollect_ip_key> ip_keys_;
   std::vector<uint64_t> ip_values_;
   std::vector<struct profcollect_branch_key> branch_keys_;
