@@ -44,11 +44,11 @@ struct {
   __type(value, __u64);
 } counters SEC(".maps");
 
-// The live generation of each count map. The inner maps are created by the loader with their
-// own max_entries (the kernel's bpf_map_meta_equal does not compare a hash map's max_entries);
-// the templates here give the key and value sizes the verifier checks against (sizes, not BTF
-// types: the inner maps carry no BTF, and clang leaves a type used only here as a forward
-// declaration, which libbpf cannot size).
+// The live generation of each count map. The inner maps are created by the loader, which also
+// sets the templates' max_entries to theirs (Linux 5.10 and later do not compare a hash map's
+// max_entries, older kernels do). The templates give the key and value sizes the verifier
+// checks against: sizes, not BTF types, since the inner maps carry no BTF, and clang leaves a
+// type used only here as a forward declaration, which libbpf cannot size.
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
   __uint(max_entries, 1);

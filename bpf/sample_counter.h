@@ -123,8 +123,13 @@ class SampleCounter {
   uint64_t memory_bytes() const;
 
  private:
-  // The count maps of one kind: both generations' fds, the outer map that selects the live one.
+  // The count maps of one kind: both generations' fds (owned), the outer map that selects the
+  // live one (the skeleton's).
   struct Generations {
+    Generations() = default;
+    ~Generations();
+    Generations(const Generations&) = delete;
+    Generations& operator=(const Generations&) = delete;
     int outer = -1;
     int maps[2] = {-1, -1};
   };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -80,6 +81,7 @@ void expect_names_capabilities(const ChildResult& r) {
   EXPECT_EQ(r.status, 0) << r.text;
   EXPECT_NE(r.text.find("CAP_BPF"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("CAP_PERFMON"), std::string::npos) << r.text;
+  std::printf("refused with: %s\n", r.text.c_str());
 }
 
 TEST(BpfSampleCounterPrivilege, AnUnprivilegedUserIsToldWhichCapabilitiesItNeeds) {
