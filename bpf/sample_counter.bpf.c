@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0
 // The sample counter: a perf_event program run on every overflow of a sampling event. Instead of
 // the kernel writing the sample into a ring buffer for user space to decode, it counts the
 // sample in maps that user space drains: by (tgid, ip) and, with branch stacks, by (tgid, taken
@@ -23,7 +22,8 @@
 
 #include "bpf/sample_counter_abi.h"
 
-char LICENSE[] SEC("license") = "GPL";
+// The kernel offers tracing helpers to programs under a GPL-compatible license only.
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 // Set by the loader before the load; the verifier drops the code they turn off.
 const volatile bool all_processes = false;

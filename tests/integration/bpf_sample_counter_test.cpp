@@ -31,6 +31,7 @@ struct Collected {
   uint64_t drained = 0;
   uint64_t drains = 0;
   size_t largest_drain = 0;  // entries
+  uint64_t entries = 0;      // drained keys, summed over the drains
   size_t allocations = 0;    // made by flip() and drain_idle()
   std::map<uint32_t, uint64_t> by_tgid;
   DrainedCounts last;
@@ -52,6 +53,7 @@ Collected flip_and_drain(SampleCounter& counter, ClockEvents& events, std::chron
     allocations.pause();
     ++out.drains;
     out.largest_drain = std::max(out.largest_drain, counts.ips.size());
+    out.entries += counts.ips.size();
     for (const CountedIp& c : counts.ips) {
       out.drained += c.count;
       out.by_tgid[c.tgid] += c.count;
@@ -102,10 +104,12 @@ TEST(BpfSampleCounter, EveryRunIsDrainedOnceOrCountedAcrossManyFlips) {
   EXPECT_LE(runs.run_count, periods + events.fds().size());
   EXPECT_GE(static_cast<double>(runs.run_count), 0.9 * static_cast<double>(periods));
   if (runs.run_count) {
-    std::printf("program: %.0f ns a run over %llu runs; %llu drains; %llu periods\n",
+    std::printf("program: %.0f ns a run over %llu runs; %llu drains; %llu periods; %.3f distinct "
+                "keys a sample\n",
                 static_cast<double>(runs.run_time_ns) / runs.run_count,
                 static_cast<unsigned long long>(runs.run_count),
-                static_cast<unsigned long long>(got.drains), static_cast<unsigned long long>(periods));
+                static_cast<unsigned long long>(got.drains), static_cast<unsigned long long>(periods),
+                got.drained ? static_cast<double>(got.entries) / got.drained : 0.0);
   }
 }
 
