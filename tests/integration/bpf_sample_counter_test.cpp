@@ -32,6 +32,7 @@ struct Collected {
   uint64_t drains = 0;
   size_t largest_drain = 0;  // entries
   uint64_t entries = 0;      // drained keys, summed over the drains
+  std::chrono::nanoseconds flip_time{}, longest_flip{};  // flip() alone
   size_t allocations = 0;    // made by flip() and drain_idle()
   std::map<uint32_t, uint64_t> by_tgid;
   DrainedCounts last;
@@ -48,7 +49,11 @@ Collected flip_and_drain(SampleCounter& counter, ClockEvents& events, std::chron
   allocations.pause();
   auto take = [&] {
     allocations.resume();
+    const auto start = std::chrono::steady_clock::now();
     counter.flip();
+    const auto took = std::chrono::steady_clock::now() - start;
+    out.flip_time += took;
+    out.longest_flip = std::max(out.longest_flip, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
     counter.drain_idle(counts);
     allocations.pause();
     ++out.drains;
@@ -105,11 +110,12 @@ TEST(BpfSampleCounter, EveryRunIsDrainedOnceOrCountedAcrossManyFlips) {
   EXPECT_GE(static_cast<double>(runs.run_count), 0.9 * static_cast<double>(periods));
   if (runs.run_count) {
     std::printf("program: %.0f ns a run over %llu runs; %llu drains; %llu periods; %.3f distinct "
-                "keys a sample\n",
+                "keys a sample; flip %.2f ms on average, %.2f ms at most\n",
                 static_cast<double>(runs.run_time_ns) / runs.run_count,
                 static_cast<unsigned long long>(runs.run_count),
                 static_cast<unsigned long long>(got.drains), static_cast<unsigned long long>(periods),
-                got.drained ? static_cast<double>(got.entries) / got.drained : 0.0);
+                got.drained ? static_cast<double>(got.entries) / got.drained : 0.0,
+                got.flip_time.count() / 1e6 / got.drains, got.longest_flip.count() / 1e6);
   }
 }
 
