@@ -1,4 +1,3 @@
-// SPDX-License-Identifier: GPL-2.0
 // The sample counter: a perf_event program run on every overflow of a sampling event. Instead of
 // the kernel writing the sample into a ring buffer for user space to decode, it counts the
 // sample in maps that user space drains: by (tgid, ip) and, with branch stacks, by (tgid, taken
@@ -23,7 +22,8 @@
 
 #include "bpf/sample_counter_abi.h"
 
-char LICENSE[] SEC("license") = "GPL";
+// The kernel offers tracing helpers to programs under a GPL-compatible license only.
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 // Set by the loader before the load; the verifier drops the code they turn off.
 const volatile bool all_processes = false;
@@ -44,11 +44,11 @@ struct {
   __type(value, __u64);
 } counters SEC(".maps");
 
-// The live generation of each count map. The inner maps are created by the loader with their
-// own max_entries (the kernel's bpf_map_meta_equal does not compare a hash map's max_entries);
-// the templates here give the key and value sizes the verifier checks against (sizes, not BTF
-// types: the inner maps carry no BTF, and clang leaves a type used only here as a forward
-// declaration, which libbpf cannot size).
+// The live generation of each count map. The inner maps are created by the loader, which also
+// sets the templates' max_entries to theirs (Linux 5.10 and later do not compare a hash map's
+// max_entries, older kernels do). The templates give the key and value sizes the verifier
+// checks against: sizes, not BTF types, since the inner maps carry no BTF, and clang leaves a
+// type used only here as a forward declaration, which libbpf cannot size.
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
   __uint(max_entries, 1);

@@ -11,7 +11,9 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <utility>
 
+#include "bpf/hash_map_drain.h"
 #include "bpf/sample_counter.skel.h"
 
 namespace profcollect {
@@ -25,7 +27,8 @@ std::string errno_text(int error) { return std::strerror(error); }
 // The message of a BPF call that failed with `error` while doing `what`.
 BpfError bpf_error(int error, const std::string& what) {
   if (error == EPERM) {
-    return BpfError(error, what + ": loading a BPF program needs CAP_BPF and CAP_PERFMON (or root)");
+    return BpfError(error, "loading a BPF program needs CAP_BPF and CAP_PERFMON (or root): " + what +
+                               " was not permitted");
   }
   return BpfError(error, what + ": " + errno_text(error));
 }
@@ -87,6 +90,30 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
   if (int err = bpf_map__set_max_entries(skel->maps.targets, std::max(sizes.targets, 1u)); err) {
     throw bpf_error(-err, "sizing the BPF target set");
   }
+  // Both generations of count maps, made here with their sizes. The first of each kind is also
+  // the template its outer map is created with: kernels before 5.10 (bpf_map_meta_equal before
+  // the map_meta_equal ops) refuse an inner map whose max_entries differs from the template's.
+  for (int gen = 0; gen < 2; ++gen) {
+    ips_.maps[gen] = create_count_map(gen ? "pc_ips_1" : "pc_ips_0", sizeof(profcollect_ip_key),
+                                      sizeof(uint64_t), std::max(sizes.ip_entries, 1u));
+    if (!branch_stacks) continue;
+    branches_.maps[gen] = create_count_map(
+        gen ? "pc_branches_1" : "pc_branches_0", sizeof(profcollect_branch_key),
+        sizeof(profcollect_branch_value), std::max(sizes.branch_entries, 1u));
+    ranges_.maps[gen] = create_count_map(gen ? "pc_ranges_1" : "pc_ranges_0",
+                                         sizeof(profcollect_range_key), sizeof(uint64_t),
+                                         std::max(sizes.range_entries, 1u));
+  }
+  const std::pair<bpf_map*, int> templates[] = {
+      {skel->maps.ip_generation, ips_.maps[0]},
+      {skel->maps.branch_generation, branches_.maps[0]},
+      {skel->maps.range_generation, ranges_.maps[0]}};
+  for (const auto& [outer, inner] : templates) {
+    if (inner < 0) continue;  // no branch maps: the program's own 1-entry template
+    if (int err = bpf_map__set_inner_map_fd(outer, inner); err) {
+      throw bpf_error(-err, "sizing the BPF count maps");
+    }
+  }
   // libbpf asks the kernel for the verifier's log only when a load fails, into this buffer.
   std::vector<char> log(256 * 1024, '\0');
   bpf_program__set_log_buf(skel->progs.count_sample, log.data(), log.size());
@@ -104,30 +131,10 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
   ips_.outer = bpf_map__fd(skel->maps.ip_generation);
   branches_.outer = bpf_map__fd(skel->maps.branch_generation);
   ranges_.outer = bpf_map__fd(skel->maps.range_generation);
-  try {
-    for (int gen = 0; gen < 2; ++gen) {
-      ips_.maps[gen] = create_count_map(gen ? "pc_ips_1" : "pc_ips_0", sizeof(profcollect_ip_key),
-                                        sizeof(uint64_t), std::max(sizes.ip_entries, 1u));
-      if (!branch_stacks) continue;
-      branches_.maps[gen] = create_count_map(
-          gen ? "pc_branches_1" : "pc_branches_0", sizeof(profcollect_branch_key),
-          sizeof(profcollect_branch_value), std::max(sizes.branch_entries, 1u));
-      ranges_.maps[gen] = create_count_map(gen ? "pc_ranges_1" : "pc_ranges_0",
-                                           sizeof(profcollect_range_key), sizeof(uint64_t),
-                                           std::max(sizes.range_entries, 1u));
-    }
-    install(ips_, ips_.maps[live_]);
-    if (branch_stacks) {
-      install(branches_, branches_.maps[live_]);
-      install(ranges_, ranges_.maps[live_]);
-    }
-  } catch (...) {
-    for (Generations* kind : {&ips_, &branches_, &ranges_}) {
-      for (int& fd : kind->maps) {
-        if (fd >= 0) ::close(fd);
-      }
-    }
-    throw;
+  install(ips_, ips_.maps[live_]);
+  if (branch_stacks) {
+    install(branches_, branches_.maps[live_]);
+    install(ranges_, ranges_.maps[live_]);
   }
   const uint32_t first_drain = 4096;
   ip_keys_.resize(std::min(sizes.ip_entries, first_drain));
@@ -142,10 +149,11 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
 
 SampleCounter::~SampleCounter() {
   for (bpf_link* link : links_) bpf_link__destroy(link);
-  for (Generations* kind : {&ips_, &branches_, &ranges_}) {
-    for (int fd : kind->maps) {
-      if (fd >= 0) ::close(fd);
-    }
+}
+
+SampleCounter::Generations::~Generations() {
+  for (int fd : maps) {
+    if (fd >= 0) ::close(fd);
   }
 }
 
@@ -192,53 +200,18 @@ void SampleCounter::flip() {
   live_ = next;
 }
 
-// Reads and deletes every entry of an idle map, `keys.size()` at a time, passing each to
-// `emit`. The batch call takes whole hash buckets: when one holds more than fits it fails with
-// ENOSPC and the buffers grow. A kernel without batch operations (before Linux 5.6) is read key
-// by key: nothing writes into the map meanwhile, so the walk sees every key once.
 template <typename Key, typename Value, typename Emit>
 void SampleCounter::drain_map(int fd, std::vector<Key>& keys, std::vector<Value>& values, Emit emit) {
   if (use_batch_) {
-    alignas(8) unsigned char token[sizeof(Key) + 8];
-    void* in = nullptr;
-    bool first = true;
-    for (;;) {
-      uint32_t count = keys.size();
-      const int err = bpf_map_lookup_and_delete_batch(fd, in, token, keys.data(), values.data(),
-                                                      &count, nullptr);
-      const int error = err ? -err : 0;
-      if (error && error != ENOENT && error != ENOSPC) {
-        if (first && (error == EINVAL || error == ENOTSUP || error == EOPNOTSUPP || error == 524)) {
-          use_batch_ = false;  // 524: the kernel's ENOTSUPP
-          break;
-        }
-        throw bpf_error(error, "draining a BPF count map");
-      }
-      first = false;
-      for (uint32_t i = 0; i < std::min<size_t>(count, keys.size()); ++i) emit(keys[i], values[i]);
-      if (error == ENOENT) return;
-      if (error == ENOSPC) {  // count is now the size of the bucket that did not fit
-        keys.resize(std::max<size_t>(keys.size() * 2, count));
-        values.resize(keys.size());
-        continue;
-      }
-      in = token;
-    }
+    const int err = drain_hash_map(fd, HashMapDrainMode::Batch, keys, values, emit);
+    if (err == 0) return;
+    // A kernel without batch operations (524: its ENOTSUPP); what the batches did not take is
+    // read key by key.
+    if (err != -EINVAL && err != -ENOTSUP && err != -524) throw bpf_error(-err, "draining a BPF count map");
+    use_batch_ = false;
   }
-  size_t found = 0;
-  const Key* previous = nullptr;
-  for (;;) {
-    if (found == keys.size()) {
-      keys.resize(keys.size() * 2 + 1);
-      values.resize(keys.size());
-      if (found) previous = &keys[found - 1];
-    }
-    if (bpf_map_get_next_key(fd, previous, &keys[found]) != 0) break;
-    previous = &keys[found++];
-  }
-  for (size_t i = 0; i < found; ++i) {
-    if (bpf_map_lookup_elem(fd, &keys[i], &values[i]) == 0) emit(keys[i], values[i]);
-    bpf_map_delete_elem(fd, &keys[i]);
+  if (const int err = drain_hash_map(fd, HashMapDrainMode::KeyWalk, keys, values, emit); err) {
+    throw bpf_error(-err, "draining a BPF count map");
   }
 }
 

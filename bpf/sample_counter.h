@@ -123,8 +123,13 @@ class SampleCounter {
   uint64_t memory_bytes() const;
 
  private:
-  // The count maps of one kind: both generations' fds, the outer map that selects the live one.
+  // The count maps of one kind: both generations' fds (owned), the outer map that selects the
+  // live one (the skeleton's).
   struct Generations {
+    Generations() = default;
+    ~Generations();
+    Generations(const Generations&) = delete;
+    Generations& operator=(const Generations&) = delete;
     int outer = -1;
     int maps[2] = {-1, -1};
   };
@@ -140,7 +145,6 @@ class SampleCounter {
   bool use_batch_ = true;
   std::vector<bpf_link*> links_;
   // Drain buffers, grown once.
-  std::vector<uint8_t> batch_token_;
   std::vector<struct profcollect_ip_key> ip_keys_;
   std::vector<uint64_t> ip_values_;
   std::vector<struct profcollect_branch_key> branch_keys_;
