@@ -28,6 +28,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 // Set by the loader before the load; the verifier drops the code they turn off.
 const volatile bool all_processes = false;
 const volatile bool branch_stacks = false;
+// The loader's pid namespace (the device and inode of its /proc/self/ns/pid), when it is not the
+// initial one: then processes are known to it (and in its side-band records) by their pids in
+// that namespace, which bpf_get_current_pid_tgid does not give. 0: the initial namespace.
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
 
 // The processes to count (tgid -> 1) unless all_processes; max_entries set by the loader.
 struct {
@@ -164,9 +169,26 @@ static __always_inline void count_branch_stack(struct bpf_perf_event_data *ctx, 
   }
 }
 
+// The interrupted process's tgid as the loader knows it; false for a process of another pid
+// namespace (the helper answers only for processes of the namespace named).
+static __always_inline bool current_tgid(__u32 *tgid) {
+  if (!pidns_ino) {
+    *tgid = bpf_get_current_pid_tgid() >> 32;
+    return true;
+  }
+  struct bpf_pidns_info ns = {};
+  if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) return false;
+  *tgid = ns.tgid;
+  return true;
+}
+
 SEC("perf_event")
 int count_sample(struct bpf_perf_event_data *ctx) {
-  __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+  __u32 tgid = 0;
+  if (!current_tgid(&tgid)) {
+    bump(PROFCOLLECT_OTHER_PID_NAMESPACE);
+    return 0;
+  }
   if (!all_processes && !bpf_map_lookup_elem(&targets, &tgid)) {
     bump(PROFCOLLECT_FILTERED);
     return 0;

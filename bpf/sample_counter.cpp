@@ -4,6 +4,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,6 +88,14 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
   sample_counter_bpf* skel = skeleton_.get();
   skel->rodata->all_processes = all_processes;
   skel->rodata->branch_stacks = branch_stacks;
+  // Inside a pid namespace (a container), count by the pids the side-band records give there.
+  // PROC_PID_INIT_INO (include/linux/proc_ns.h) is the initial namespace's inode.
+  constexpr uint64_t kInitialPidNamespace = 0xEFFFFFFCu;
+  struct stat ns {};
+  if (::stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != kInitialPidNamespace) {
+    skel->rodata->pidns_dev = ns.st_dev;
+    skel->rodata->pidns_ino = ns.st_ino;
+  }
   if (int err = bpf_map__set_max_entries(skel->maps.targets, std::max(sizes.targets, 1u)); err) {
     throw bpf_error(-err, "sizing the BPF target set");
   }
@@ -249,6 +258,7 @@ SampleCounterLosses SampleCounter::losses() const {
   out.ips_full = sum(PROFCOLLECT_IPS_FULL);
   out.branches_full = sum(PROFCOLLECT_BRANCHES_FULL);
   out.ranges_full = sum(PROFCOLLECT_RANGES_FULL);
+  out.other_pid_namespace = sum(PROFCOLLECT_OTHER_PID_NAMESPACE);
   out.branch_reads_failed = sum(PROFCOLLECT_BRANCH_READS_FAILED);
   out.filtered = sum(PROFCOLLECT_FILTERED);
   return out;

@@ -75,6 +75,7 @@ struct SampleCounterLosses {
   uint64_t ranges_full = 0;          // a range count found its map full
   uint64_t branch_reads_failed = 0;  // samples whose branch stack could not be read
   uint64_t filtered = 0;             // samples of processes that are not targets (not a loss)
+  uint64_t other_pid_namespace = 0;  // samples of processes outside this process's pid namespace
 };
 
 // A BPF call that failed: `error` is the errno, what() says what failed and why.

@@ -45,5 +45,6 @@ enum profcollect_loss_counter {
   PROFCOLLECT_RANGES_FULL = 2,       // a range count could not be stored
   PROFCOLLECT_BRANCH_READS_FAILED = 3,  // bpf_read_branch_records failed (no branch stack)
   PROFCOLLECT_FILTERED = 4,          // a sample of a process that is not a target
-  PROFCOLLECT_COUNTERS = 5,
+  PROFCOLLECT_OTHER_PID_NAMESPACE = 5,  // a sample of a process outside the loader's pid namespace
+  PROFCOLLECT_COUNTERS = 6,
 };

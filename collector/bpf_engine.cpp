@@ -203,6 +203,7 @@ BpfEngine::BpfCounters BpfEngine::bpf_counters() const {
   b.ambiguous = attribution_.counts().ambiguous;
   b.not_stored = l.ips_full + l.branches_full + l.ranges_full;
   b.filtered = l.filtered;
+  b.other_pid_namespace = l.other_pid_namespace;
   b.run_time_ns = run.run_time_ns;
   b.run_count = run.run_count;
   b.map_bytes = counter_->memory_bytes();
@@ -220,6 +221,7 @@ void BpfEngine::describe(nlohmann::ordered_json& status) const {
   j["ambiguous"] = b.ambiguous;
   j["not_stored"] = b.not_stored;
   j["filtered"] = b.filtered;
+  j["other_pid_namespace"] = b.other_pid_namespace;
   j["program_run_ns"] = b.run_time_ns;
   j["program_runs"] = b.run_count;
   j["map_bytes"] = b.map_bytes;

@@ -76,6 +76,7 @@ class BpfEngine : public CollectionEngine {
     uint64_t ambiguous = 0;       // of which, ambiguous (not attributed)
     uint64_t not_stored = 0;      // samples the program could not store (full map)
     uint64_t filtered = 0;        // runs for processes outside the targets
+    uint64_t other_pid_namespace = 0;  // runs for processes outside this one's pid namespace
     uint64_t run_time_ns = 0;     // the program's own run time (kernel.bpf_stats_enabled)
     uint64_t run_count = 0;
     uint64_t map_bytes = 0;       // the maps' kernel memory

@@ -143,7 +143,8 @@ class SystemdSandboxTest : public ::testing::Test {
   // `systemd-run --wait --pipe -p D... profcollect -a --duration S -o /var/lib/profcollect/NAME`.
   // With `kernel`, `profcollect kernel --duration S -o ...` instead of -a.
   static CommandResult collect(const std::vector<std::string>& directives, const std::string& name,
-                               const std::string& duration = "2", bool kernel = false) {
+                               const std::string& duration = "2", bool kernel = false,
+                               const std::vector<std::string>& options = {}) {
     std::vector<std::string> argv = {"systemd-run", "--wait", "--pipe", "--collect", "--quiet"};
     for (const std::string& d : directives) argv.insert(argv.end(), {"-p", d});
     // A sanitized build's leak check stops the world with ptrace, which the unit's filter denies
@@ -158,6 +159,7 @@ class SystemdSandboxTest : public ::testing::Test {
       argv.insert(argv.end(), {"/usr/bin/profcollect", "-a", "--duration", duration, "-o",
                                std::string(kOutputRoot) + "/" + name});
     }
+    argv.insert(argv.end(), options.begin(), options.end());
     return container_->run(argv, seconds(300));
   }
 
@@ -301,6 +303,48 @@ TEST_F(SystemdSandboxTest, AKernelProfileWorksUnderTheUnitsSandbox) {
     EXPECT_GT(fs::file_size(e.path() / "autofdo.unsym"), 0u) << e.path();
   }
   EXPECT_TRUE(found) << "no kernel.kallsyms-* directory; profcollect said:\n" << run.err;
+}
+
+// The BPF engine under the unit: the unit grants no CAP_BPF and its filter no bpf(), so `auto`
+// takes the perf engine and says why; with the drop-in README's "The BPF engine" gives
+// (systemd/profcollect-bpf.conf), `bpf` collects.
+TEST_F(SystemdSandboxTest, TheBpfEngineFallsBackUnderTheUnitAndRunsWithItsDropIn) {
+  const std::vector<std::string> unit = unit_directives();
+  const CommandResult fallback = collect(unit, "engine-auto", "1", false, {"--engine", "auto"});
+  ASSERT_EQ(fallback.exit_code, 0) << fallback.describe({"systemd-run", "profcollect -a --engine auto"}) << "\n"
+                                   << container_->diagnostics();
+  EXPECT_NE(fallback.err.find("engine auto: perf"), std::string::npos) << fallback.err;
+  EXPECT_EQ(read_json(output("engine-auto") / "collection.json").value("engine", ""), "perf");
+
+  // A drop-in's capability sets add to the unit's (systemd merges repeated assignments in unit
+  // files; a repeated -p of systemd-run replaces), its system-call filter entries come after.
+  std::vector<std::string> with_drop_in = unit;
+  int merged = 0;
+  for (const std::string& line : split_lines(read_file(source_dir() / "systemd/profcollect-bpf.conf"))) {
+    if (line.empty() || line[0] == '#' || line[0] == '[') continue;
+    const std::string key = line.substr(0, line.find('=') + 1);
+    auto same = std::find_if(with_drop_in.begin(), with_drop_in.end(), [&](const std::string& d) {
+      return d.starts_with(key) && (key == "CapabilityBoundingSet=" || key == "AmbientCapabilities=");
+    });
+    if (same != with_drop_in.end()) {
+      *same += " " + line.substr(key.size());
+    } else {
+      with_drop_in.push_back(line);
+    }
+    ++merged;
+  }
+  ASSERT_EQ(merged, 3) << "the drop-in's lines";
+  const uint64_t cpu_before = workload_cpu_ticks();
+  const CommandResult bpf = collect(with_drop_in, "engine-bpf", "2", false, {"--engine", "bpf"});
+  const uint64_t cpu_after = workload_cpu_ticks();
+  ASSERT_EQ(bpf.exit_code, 0) << bpf.describe({"systemd-run", "profcollect -a --engine bpf"}) << "\n"
+                              << container_->diagnostics();
+  const nlohmann::json collection = read_json(output("engine-bpf") / "collection.json");
+  ASSERT_FALSE(collection.is_discarded()) << bpf.err;
+  EXPECT_EQ(collection.value("engine", ""), "bpf");
+  EXPECT_GT(collection.value("samples", 0), 0) << collection.dump(1);
+  ASSERT_GE(cpu_after - cpu_before, kMinWorkloadTicks) << "inconclusive: the workload hardly ran";
+  EXPECT_TRUE(fs::is_directory(workload_profile("engine-bpf"))) << "the workload has no profile:\n" << bpf.err;
 }
 
 TEST_F(SystemdSandboxTest, SystemCallFilterWithoutPerfEventOpenRefusesTheCollection) {
