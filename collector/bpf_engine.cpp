@@ -88,11 +88,7 @@ void BpfEngine::start() {
   last_drain_ = std::chrono::steady_clock::now();
   if (options_.target.kind == TargetKind::Command) return;  // enable_on_exec starts the events
   events_->enable();
-  if (options_.target.kind == TargetKind::SystemWide) {
-    source_->add_all_existing_processes();
-  } else {
-    for (pid_t p : options_.target.pids) source_->add_existing_process(p);
-  }
+  source_->add_existing_processes(options_.target);
 }
 
 std::vector<int> BpfEngine::descriptors() const { return source_->pollable_fds(); }

@@ -133,6 +133,14 @@ bool LiveRecordSource::add_existing_process(pid_t pid) {
   return true;
 }
 
+void LiveRecordSource::add_existing_processes(const CollectionTarget& target) {
+  if (target.kind == TargetKind::SystemWide) {
+    add_all_existing_processes();
+  } else if (target.kind == TargetKind::Processes) {
+    for (pid_t p : target.pids) add_existing_process(p);
+  }
+}
+
 size_t LiveRecordSource::add_all_existing_processes() {
   size_t added = 0;
   for (pid_t pid : list_processes())

@@ -30,6 +30,7 @@
 #include <span>
 #include <vector>
 
+#include "collector/collection_target.h"
 #include "collector/perf_session_state.h"
 #include "collector/record_decoder.h"
 #include "collector/record_source.h"
@@ -91,6 +92,9 @@ class LiveRecordSource : public RecordSource {
   bool add_existing_process(pid_t pid);
   // The same for every process in /proc (system-wide); returns how many were added.
   size_t add_all_existing_processes();
+  // The same for the processes of `target` that exist now: every process (system-wide), the
+  // target's pids, none for a command (its records start at its exec).
+  void add_existing_processes(const CollectionTarget& target);
   // Queues raw records made elsewhere (tests, other synthesizers), same rules.
   void add_synthesized(std::span<const uint8_t> records);
 

@@ -93,3 +93,13 @@ growth_report() {
             exit growth < 0.05 ? 0 : 3
         }' "$1"
 }
+
+# build_live_fixtures NAME DIR: the live fixture programs (tests/fixtures/make_live_fixtures.sh)
+# built into DIR/fx; on failure prints the script's log and exits 2, naming the benchmark NAME.
+build_live_fixtures() {
+    if ! sh "$repo/tests/fixtures/make_live_fixtures.sh" "$2/fx" >"$2/fixtures.log" 2>&1; then
+        cat "$2/fixtures.log" >&2
+        echo "$1: building the workloads failed" >&2
+        exit 2
+    fi
+}

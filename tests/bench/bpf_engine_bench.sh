@@ -29,6 +29,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 seconds=${BENCH_SECONDS:-20}
 max_rate=${BENCH_MAX_FREQ:-20000}
 
@@ -62,11 +63,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if ! sh "$repo/tests/fixtures/make_live_fixtures.sh" "$work/fx" >"$work/fixtures.log" 2>&1; then
-    cat "$work/fixtures.log" >&2
-    echo "bpf_engine_bench: building the workloads failed" >&2
-    exit 2
-fi
+build_live_fixtures bpf_engine_bench "$work"
 
 # json_number FILE KEY: the first number after "KEY": in FILE (collection.json is flat enough).
 json_number() { sed -n "s/.*\"$2\": *\([0-9.e+-]*\).*/\1/p" "$1" | head -n 1; }

@@ -30,6 +30,7 @@ set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 cpu_seconds=${BENCH_CPU_SECONDS:-30}
 rss_seconds=${BENCH_RSS_SECONDS:-60}
 freq=${BENCH_FREQ:-4000}
@@ -68,11 +69,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-if ! sh "$repo/tests/fixtures/make_live_fixtures.sh" "$work/fx" >"$work/fixtures.log" 2>&1; then
-    cat "$work/fixtures.log" >&2
-    echo "live_bench: building the workloads failed" >&2
-    exit 2
-fi
+build_live_fixtures live_bench "$work"
 fx=$work/fx
 
 # CPU seconds (user + sys) /usr/bin/time wrote to $1.

@@ -194,11 +194,9 @@ TEST_F(LiveBpfEngineTest, WithoutTheCapabilitiesBpfFailsAndAutoFallsBackToPerf) 
   ASSERT_TRUE(paranoid.ok()) << "cannot set " << kParanoid;
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
-  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  const fs::path home = tmp / "user";
-  fs::create_directory(home);
-  ASSERT_EQ(::chown(home.c_str(), user->uid, user->gid), 0);
-  const BackgroundProcess::Options as_user{.cwd = home, .own_process_group = false, .run_as = user};
+  // The user needs a directory of its own to write to.
+  const BackgroundProcess::Options as_user = run_in_own_directory(*user, tmp.path());
+  const fs::path home = as_user.cwd;
 
   BackgroundProcess bpf =
       start_profcollect({"--engine", "bpf", "-o", (home / "bpf").string(), "--", spin.string(), "a", "0.3"}, as_user);

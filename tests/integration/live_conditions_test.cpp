@@ -206,11 +206,8 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   // The user needs a directory of its own to write to.
-  fs::permissions(tmp.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
-  const fs::path home = tmp / "user";
-  fs::create_directory(home);
-  ASSERT_EQ(::chown(home.c_str(), user->uid, user->gid), 0);
-  const BackgroundProcess::Options as_user{.cwd = home, .own_process_group = false, .run_as = user};
+  const BackgroundProcess::Options as_user = run_in_own_directory(*user, tmp.path());
+  const fs::path home = as_user.cwd;
 
   // Its own command: works, user mode only, and says that kernel samples are left out.
   {

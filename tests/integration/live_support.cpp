@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -395,6 +396,17 @@ SysctlSetting::SysctlSetting(std::filesystem::path file, int value) : file_(std:
 
 SysctlSetting::~SysctlSetting() {
   if (ok_) write_number(file_, saved_);
+}
+
+BackgroundProcess::Options run_in_own_directory(const RunAs& user, const std::filesystem::path& dir) {
+  fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  const fs::path home = dir / "user";
+  fs::create_directory(home);
+  if (::chown(home.c_str(), user.uid, user.gid) != 0) {
+    throw std::runtime_error("cannot give " + home.string() + " to uid " + std::to_string(user.uid) + ": " +
+                             std::strerror(errno));
+  }
+  return BackgroundProcess::Options{.cwd = home, .own_process_group = false, .run_as = user};
 }
 
 }  // namespace profcollect::test

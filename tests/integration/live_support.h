@@ -151,6 +151,11 @@ inline constexpr const char* kParanoid = "/proc/sys/kernel/perf_event_paranoid";
 // and `error` set when it cannot be.
 std::optional<RunAs> test_user(std::string& error);
 
+// Makes `dir` (a test's private directory) traversable by others, makes `dir`/user owned by
+// `user`, and returns the options that run a background process as `user` in it. Throws
+// std::runtime_error when the directory cannot be given to the user.
+BackgroundProcess::Options run_in_own_directory(const RunAs& user, const std::filesystem::path& dir);
+
 // Sets a numeric sysctl file (kernel.perf_event_paranoid, kernel.bpf_stats_enabled) for the
 // lifetime of the object, then puts back what it was.
 class SysctlSetting {

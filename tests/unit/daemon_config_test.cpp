@@ -55,11 +55,13 @@ exclude = ["/tmp/"]
 kernel = true
 max_disk_mb = 512
 retention_days = 14
-engine = "perf"
+engine = "bpf"
 allowed_group = "root"
 )",
                                              "f.toml");
   EXPECT_EQ(c.output_dir, "/srv/prof");
+  EXPECT_EQ(c.engine, "bpf");
+  EXPECT_EQ(parse_daemon_config("engine = \"auto\"", "f.toml").engine, "auto");
   EXPECT_EQ(c.socket, "/run/p/ctl");
   EXPECT_EQ(c.event, "cpu-clock");
   EXPECT_EQ(c.frequency, 999u);
