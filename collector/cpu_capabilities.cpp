@@ -1,5 +1,7 @@
 #include "collector/cpu_capabilities.h"
 
+#include "collector/spe_pmu.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -116,6 +118,7 @@ CpuCapabilities probe_cpu_capabilities(const SystemFiles& files) {
 
   // The core PMU in sysfs. A virtual machine usually has none (only software, tracepoint, ...).
   const std::vector<std::string> pmus = files.list(devices);
+  c.spe_pmus = find_spe_pmus(files, &c.probed);
   for (const char* name : {"cpu_core", "cpu"})
     if (std::find(pmus.begin(), pmus.end(), name) != pmus.end()) {
       c.pmu = name;

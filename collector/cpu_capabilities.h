@@ -11,6 +11,7 @@
 // confirms it with a trial perf_event_open.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +35,13 @@ class RealSystemFiles : public SystemFiles {
   std::vector<std::string> list(const std::string& directory) const override;
 };
 
+// An Arm SPE PMU (spe_pmu.h).
+struct SpePmu {
+  std::string name;           // "arm_spe_0"
+  uint32_t type = 0;          // perf_event_attr.type
+  uint64_t min_interval = 0;  // caps/min_interval; 0 when not published
+};
+
 enum class BranchHardware { None, IntelLbr, IntelArchLbr, AmdBrs, AmdLbrV2, ArmBrbe };
 
 struct CpuCapabilities {
@@ -42,6 +50,8 @@ struct CpuCapabilities {
   BranchHardware branch_stack = BranchHardware::None;  // sampled on cycles, any event
   bool brs = false;               // AMD BRS: raw 0xc4 only, fixed period
   unsigned branch_entries = 0;    // caps/branches, 0 when not published
+  // Arm SPE PMUs (arm_spe_N, spe_pmu.h), whatever the core PMU: a sampler, not a branch stack.
+  std::vector<SpePmu> spe_pmus;
   std::vector<std::string> probed;  // what was looked at and what it said, for messages
 
   // "looked at: ...; ..." from `probed`.

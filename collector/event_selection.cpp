@@ -221,10 +221,11 @@ EventSpec parse_event_request(std::string_view event, bool any_branch, std::stri
   else if (event == "cpu-clock") spec = EventRequest::CpuClock;
   else if (event == "lbr") spec = EventRequest::Lbr;
   else if (event == "brs") spec = EventRequest::Brs;
+  else if (event == "spe") spec = EventRequest::Spe;
   else if (event.size() > 1 && event[0] == 'r') spec = parse_raw_event(event);
   else
     throw EventSelectionError("unknown event \"" + std::string(event) +
-                              "\": {event} takes auto, lbr, brs, cycles, cpu-clock or a raw event "
+                              "\": {event} takes auto, lbr, brs, spe, cycles, cpu-clock or a raw event "
                               "rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with {branch_any} or {branch_filter}");
   if (any_branch) spec.branches = BranchFilter{};
   if (!branch_filter.empty()) spec.branches = parse_branch_filter(branch_filter);
@@ -359,6 +360,17 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       s.engine_note = std::string("sampling cycles with ") +
                       branch_hardware_name(cpu.branch_stack) + " branch stacks ({event} lbr)";
       break;
+    }
+    case EventRequest::Spe: {
+      if (cpu.spe_pmus.empty())
+        throw EventSelectionError("{event} spe: this machine has no Arm SPE PMU (the statistical "
+                                  "profiling extension, arm_spe_N); looked at: " + probe_summary(cpu) +
+                                  ". Use {event} auto");
+      const SpePmu& pmu = cpu.spe_pmus.front();
+      throw EventSelectionError("{event} spe: " + pmu.name + " found (type " + std::to_string(pmu.type) +
+                                ", min_interval " + std::to_string(pmu.min_interval) +
+                                "), but live SPE collection is not available yet: record with `perf "
+                                "record -e " + pmu.name + "//` and convert the perf.data");
     }
     case EventRequest::Brs: {
       s.rate = brs_rate(options);

@@ -28,6 +28,8 @@ void MergedRecordSource::advance(Input& in) {
     switch (in.intake.next(in.head, time)) {
       case RecordIntake::Step::FinishedRound:
         continue;  // not written in directory mode; harmless if present
+      case RecordIntake::Step::Auxtrace:
+        continue;  // Arm SPE data of a --threads recording: not decoded (its payload is skipped)
       case RecordIntake::Step::End:
         in.done = true;
         return;

@@ -21,6 +21,16 @@ void OrderedRecordSource::pull() {
       case RecordIntake::Step::Record:
         orderer_.push(raw, time);
         break;
+      case RecordIntake::Step::Auxtrace:
+        aux_payload_.clear();
+        intake_.take_auxtrace_payload(aux_payload_);
+        try {
+          intake_.spe().synthesize(raw, aux_payload_,
+                                   [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
+        } catch (const RecordFormatError& e) {
+          throw SourceError(intake_.file_name(), raw.offset, e.what());
+        }
+        break;
       case RecordIntake::Step::FinishedRound:
         orderer_.finish_round();
         break;
@@ -45,6 +55,12 @@ bool OrderedRecordSource::next(Record& out) {
   RawRecord raw;
   for (;;) {
     if (orderer_.pop(raw)) {
+      if (raw.type == SpeSampleSynthesizer::kSampleRecordType) {
+        SampleRecord sample;
+        intake_.spe().decode(raw, sample, spe_branch_);
+        out = sample;
+        return true;
+      }
       try {
         decoder_.decode(raw, out);
       } catch (const RecordFormatError& e) {

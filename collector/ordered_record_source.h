@@ -28,6 +28,8 @@ class OrderedRecordSource : public RecordSource {
   RecordIntake intake_;
   TimeOrderer orderer_;
   RecordDecoder decoder_;
+  std::vector<uint8_t> aux_payload_;  // the AUXTRACE payload being decoded, reused
+  BranchEntry spe_branch_{};          // the branch stack of the SPE sample last returned
   std::optional<SourceError> error_;
   bool input_done_ = false;
   bool clean_end_ = false;

@@ -168,6 +168,7 @@ enum Feature : unsigned {
   kFeatArch = 6,
   kFeatCmdline = 11,
   kFeatEventDesc = 12,
+  kFeatPmuMappings = 16,
 };
 
 // EVENT_UPDATE record kinds.

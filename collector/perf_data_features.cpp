@@ -97,6 +97,17 @@ void apply_feature(unsigned feature, std::span<const uint8_t> bytes, PerfSession
       case abi::kFeatEventDesc:
         apply_event_desc(bytes, state);
         break;
+      case abi::kFeatPmuMappings: {
+        // u32 count, then per PMU: u32 type, its name (string).
+        uint32_t n = c.u32();
+        std::vector<std::pair<uint32_t, std::string>> pmus;
+        for (uint32_t i = 0; i < n; ++i) {
+          const uint32_t type = c.u32();
+          pmus.emplace_back(type, read_string(c));
+        }
+        info.pmu_mappings = std::move(pmus);
+        break;
+      }
       default:
         break;
     }

@@ -97,6 +97,7 @@ void read_features(const InputFile& file, const uint8_t* bitmap, uint64_t table_
       case abi::kFeatArch:
       case abi::kFeatCmdline:
       case abi::kFeatEventDesc:
+      case abi::kFeatPmuMappings:
         if (!fits(s, file.size()) || (bytes.resize(s.size), !file.pread_exact(bytes.data(), bytes.size(), s.offset))) {
           if (bit == abi::kFeatBuildId) state.info().build_id_table_damaged = true;
           continue;

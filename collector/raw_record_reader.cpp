@@ -1,5 +1,6 @@
 #include "collector/raw_record_reader.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "collector/byte_cursor.h"
@@ -53,10 +54,34 @@ void RawRecordReader::decompress(std::span<const uint8_t> payload, uint64_t reco
   }
 }
 
+void RawRecordReader::take_auxtrace_payload(std::vector<uint8_t>& out) {
+  if (pending_consume_) {
+    input_.consume(pending_consume_);
+    pending_consume_ = 0;
+  }
+  while (pending_payload_ > 0) {
+    const size_t want = static_cast<size_t>(std::min<uint64_t>(pending_payload_, BufferedInput::kBufferSize));
+    const size_t have = input_.fill(want);
+    if (have == 0)
+      fail(pending_payload_offset_, "truncated AUXTRACE payload (" + std::to_string(pending_payload_) +
+                                        " bytes missing)");
+    out.insert(out.end(), input_.data(), input_.data() + have);
+    input_.consume(have);
+    pending_payload_ -= have;
+  }
+}
+
 bool RawRecordReader::next(RawRecord& out) {
   if (pending_consume_) {
     input_.consume(pending_consume_);
     pending_consume_ = 0;
+  }
+  if (pending_payload_ > 0) {
+    const uint64_t payload = pending_payload_;
+    pending_payload_ = 0;
+    if (input_.skip(payload) != payload)
+      fail(pending_payload_offset_, "truncated payload of record type " + std::to_string(abi::kAuxtrace) +
+                                        " (" + std::to_string(payload) + " bytes announced)");
   }
   for (;;) {
     if (next_decompressed(out)) return true;
@@ -94,6 +119,17 @@ bool RawRecordReader::next(RawRecord& out) {
         if (size < field_end) fail(offset, "record of type " + std::to_string(type) + " too short");
         uint64_t payload = type == abi::kAuxtrace ? abi::load<uint64_t>(p + 8)
                                                   : abi::load<uint32_t>(p + 8);
+        if (type == abi::kAuxtrace && keep_auxtrace_) {
+          out.type = type;
+          out.misc = abi::load<uint16_t>(p + 4);
+          out.bytes = {p, size};
+          out.offset = offset;
+          out.stream = stream_;
+          pending_consume_ = size;
+          pending_payload_ = payload;
+          pending_payload_offset_ = offset;
+          return true;
+        }
         input_.consume(size);
         if (input_.skip(payload) != payload)
           fail(offset, "truncated payload of record type " + std::to_string(type) + " (" +

@@ -34,6 +34,13 @@ class RawRecordReader {
   // SourceError (file, offset, reason) for a record that is malformed or cut short.
   bool next(RawRecord& out);
 
+  // AUXTRACE records come out (with their payload left in the input) instead of being skipped:
+  // the caller may take the payload with take_auxtrace_payload(), else the next call skips it.
+  void keep_auxtrace(bool on) { keep_auxtrace_ = on; }
+  // Appends the payload of the AUXTRACE record just returned to `out` (reading it in pieces:
+  // it may be larger than the input's buffer). Throws SourceError if the input ends first.
+  void take_auxtrace_payload(std::vector<uint8_t>& out);
+
   uint64_t position() const { return input_.offset(); }  // file offset of the next record
   const std::string& file_name() const { return input_.file().name(); }
 
@@ -45,6 +52,9 @@ class RawRecordReader {
   BufferedInput input_;
   uint32_t stream_;
   size_t pending_consume_ = 0;  // size of the record last returned from input_
+  bool keep_auxtrace_ = false;
+  uint64_t pending_payload_ = 0;         // of the AUXTRACE record last returned
+  uint64_t pending_payload_offset_ = 0;  // that record's offset
   // Decompressed bytes not yet returned: decompressed_[begin, end).
   std::unique_ptr<ZstdStreamDecoder> zstd_;  // created at the first COMPRESSED record
   std::vector<uint8_t> decompressed_;

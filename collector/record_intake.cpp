@@ -8,13 +8,20 @@
 namespace profcollect {
 
 RecordIntake::RecordIntake(RawRecordReader reader, PerfSessionState& state)
-    : reader_(std::move(reader)), state_(state), decoder_(state) {}
+    : reader_(std::move(reader)), state_(state), decoder_(state), spe_(state) {
+  reader_.keep_auxtrace(true);
+}
 
 RecordIntake::Step RecordIntake::next(RawRecord& raw, uint64_t& time) {
   for (;;) {
     if (!reader_.next(raw)) return Step::End;
     try {
       if (raw.type == perf_abi::kFinishedRound) return Step::FinishedRound;
+      spe_.observe(raw);
+      if (raw.type == perf_abi::kAuxtrace) {
+        if (spe_.active()) return Step::Auxtrace;
+        continue;  // its payload is skipped
+      }
       if (apply_header_record(raw, state_)) continue;
       time = decoder_.peek_time(raw);
     } catch (const RecordFormatError& e) {

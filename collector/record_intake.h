@@ -8,18 +8,24 @@
 
 #include "collector/raw_record_reader.h"
 #include "collector/record_decoder.h"
+#include "collector/spe_sample_synthesizer.h"
 
 namespace profcollect {
 
 class RecordIntake {
  public:
-  enum class Step { Record, FinishedRound, End };
+  // Auxtrace: an AUXTRACE record of Arm SPE data (spe_sample_synthesizer.h), its payload still
+  // to be taken with take_auxtrace_payload().
+  enum class Step { Record, FinishedRound, End, Auxtrace };
 
   RecordIntake(RawRecordReader reader, PerfSessionState& state);
 
   // Reads up to the next kernel record (returned in `raw`, valid until the next call, with its
   // time or kNoTime) or FINISHED_ROUND or the end. Throws SourceError.
   Step next(RawRecord& raw, uint64_t& time);
+
+  void take_auxtrace_payload(std::vector<uint8_t>& out) { reader_.take_auxtrace_payload(out); }
+  SpeSampleSynthesizer& spe() { return spe_; }
 
   uint64_t position() const { return reader_.position(); }
   const std::string& file_name() const { return reader_.file_name(); }
@@ -28,6 +34,7 @@ class RecordIntake {
   RawRecordReader reader_;
   PerfSessionState& state_;
   RecordDecoder decoder_;
+  SpeSampleSynthesizer spe_;
 };
 
 // What a decoded record tells the session: an MMAP2 record's build-id joins its build-id table.

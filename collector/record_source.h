@@ -40,6 +40,19 @@ struct BuildIdEntry {
   std::string filename;
 };
 
+// What decoding a recording's Arm SPE data (spe_sample_synthesizer.h) made of it.
+struct SpeDecodeTally {
+  uint64_t chunks = 0;                  // AUXTRACE records
+  uint64_t records = 0;                 // SPE records decoded (each one sample)
+  uint64_t taken_branches = 0;          // of which taken branches (each one branch edge)
+  uint64_t records_without_pc = 0;      // complete records without a PC: no sample
+  uint64_t records_dropped = 0;         // records cut by corrupt bytes or the end of a chunk
+  uint64_t records_without_thread = 0;  // no CONTEXT packet and a per-CPU chunk
+  uint64_t bytes_skipped = 0;           // corrupt bytes skipped to the next packet header
+  uint64_t bytes_truncated = 0;         // bytes of records cut at the end of a chunk
+  uint64_t bytes_undecoded = 0;         // chunks of a PMU the PMU mappings do not call SPE
+};
+
 struct SessionInfo {
   std::vector<EventAttr> attrs;
   std::vector<BuildIdEntry> build_ids;  // may grow while reading (pipe mode sends them last)
@@ -50,6 +63,11 @@ struct SessionInfo {
   // RecordDecoder): their files are matched by name.
   uint64_t mmap2_false_build_id_flags = 0;
   std::string hostname, os_release, arch, perf_version;
+  // HEADER_PMU_MAPPINGS: PMU type -> name.
+  std::vector<std::pair<uint32_t, std::string>> pmu_mappings;
+  // An AUXTRACE_INFO of the Arm SPE kind: the SPE data become samples (SpeDecodeTally).
+  bool arm_spe = false;
+  SpeDecodeTally spe;
   std::vector<std::string> cmdline;
 };
 

@@ -39,6 +39,41 @@ Flow classify(csh handle, const cs_insn& insn, uint64_t& target) {
   return Flow::Other;
 }
 
+// AArch64: BL/BLR call; RET/ERET return; B is a jump (B.cond, CBZ/CBNZ, TBZ/TBNZ conditional),
+// its target the last operand; BR an indirect jump; BRK/HLT trap.
+Flow classify_arm64(const cs_insn& insn, uint64_t& target) {
+  const cs_arm64* a = insn.detail != nullptr ? &insn.detail->arm64 : nullptr;
+  auto direct_target = [&] {
+    if (a != nullptr && a->op_count > 0 && a->operands[a->op_count - 1].type == ARM64_OP_IMM)
+      target = static_cast<uint64_t>(a->operands[a->op_count - 1].imm);
+  };
+  switch (insn.id) {
+    case ARM64_INS_BL:
+    case ARM64_INS_BLR:
+      return Flow::Call;
+    case ARM64_INS_RET:
+    case ARM64_INS_ERET:
+      return Flow::Return;
+    case ARM64_INS_B:
+      direct_target();
+      return a != nullptr && (a->cc == ARM64_CC_INVALID || a->cc == ARM64_CC_AL) ? Flow::Jump
+                                                                                 : Flow::ConditionalJump;
+    case ARM64_INS_CBZ:
+    case ARM64_INS_CBNZ:
+    case ARM64_INS_TBZ:
+    case ARM64_INS_TBNZ:
+      direct_target();
+      return Flow::ConditionalJump;
+    case ARM64_INS_BR:
+      return Flow::IndirectJump;
+    case ARM64_INS_BRK:
+    case ARM64_INS_HLT:
+      return Flow::Trap;
+    default:
+      return Flow::Other;
+  }
+}
+
 }  // namespace
 
 int BoltFunctionBlocks::block_containing(uint64_t offset) const {
@@ -54,6 +89,7 @@ bool BoltFunctionBlocks::is_return(uint64_t offset) const {
 
 struct BoltBlockMap::Impl {
   const ElfBinary* binary = nullptr;
+  bool arm64 = false;
   csh handle = 0;
   cs_insn* insn = nullptr;
   std::map<uint64_t, BoltFunctionBlocks> cache;  // by function address
@@ -89,7 +125,7 @@ struct BoltBlockMap::Impl {
       uint64_t at = address;
       if (!cs_disasm_iter(handle, &code, &left, &at, insn)) return result;  // not simple
       Decoded d{address - function.addr};
-      d.flow = classify(handle, *insn, d.target);
+      d.flow = arm64 ? classify_arm64(*insn, d.target) : classify(handle, *insn, d.target);
       // Returns are known even in a function that turns out not simple: BOLT ignores branches
       // from a return wherever it can decode one.
       if (d.flow == Flow::Return) result.return_offsets.push_back(d.offset);
@@ -154,10 +190,12 @@ struct BoltBlockMap::Impl {
 };
 
 BoltBlockMap::BoltBlockMap(const ElfBinary& binary) : impl_(std::make_unique<Impl>()) {
-  if (binary.machine() != EM_X86_64)
-    throw std::invalid_argument("BOLT basic blocks are only modelled for x86-64");
+  if (binary.machine() != EM_X86_64 && binary.machine() != EM_AARCH64)
+    throw std::invalid_argument("BOLT basic blocks are only modelled for x86-64 and AArch64");
   impl_->binary = &binary;
-  if (cs_open(CS_ARCH_X86, CS_MODE_64, &impl_->handle) != CS_ERR_OK)
+  impl_->arm64 = binary.machine() == EM_AARCH64;
+  if (cs_open(impl_->arm64 ? CS_ARCH_ARM64 : CS_ARCH_X86, impl_->arm64 ? CS_MODE_ARM : CS_MODE_64,
+              &impl_->handle) != CS_ERR_OK)
     throw std::runtime_error("cannot start the Capstone disassembler");
   cs_option(impl_->handle, CS_OPT_DETAIL, CS_OPT_ON);
   impl_->insn = cs_malloc(impl_->handle);

@@ -13,7 +13,8 @@
 //
 // A function that does not decode from end to end, or whose jump lands inside an instruction,
 // is "not simple": BOLT ignores fall-through ranges in it. Not modelled: jump-table targets as
-// block starts, calls to no-return functions, landing pads. x86-64 only.
+// block starts, calls to no-return functions, landing pads. x86-64 and AArch64 (there judged
+// only on taken-branch profiles, the edges Arm SPE gives, by llvm-bolt's acceptance).
 #pragma once
 
 #include <cstdint>
@@ -46,7 +47,7 @@ struct BoltFunctionBlocks {
 class BoltBlockMap {
  public:
   // Keeps a reference to the binary. Throws std::invalid_argument for a machine other than
-  // x86-64.
+  // x86-64 and AArch64.
   explicit BoltBlockMap(const ElfBinary& binary);
   ~BoltBlockMap();
   BoltBlockMap(BoltBlockMap&&) noexcept;

@@ -168,7 +168,9 @@ int run_convert(const ConvertOptions& o) {
   po.pid = o.pid;
   const bool ranges = wants(o, OutputFormat::Autofdo) || wants(o, OutputFormat::Unsymbolized);
   po.branch_stacks = ranges || wants(o, OutputFormat::Preagg) || (wants(o, OutputFormat::Bolt) && !o.no_lbr);
-  po.branch_ranges = ranges;
+  // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
+  // profile comes from the IP samples.
+  po.branch_ranges = ranges && !source->session().arm_spe;
   SamplePipeline pipeline(selector, po);
   try {
     read_recording(*source, pipeline, make_progress_reporter("reading " + input, o.quiet));

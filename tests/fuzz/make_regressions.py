@@ -16,6 +16,31 @@ import sys
 
 PART_SEPARATOR = b"\n--- profcollect fuzz part ---\n"
 
+# ---- Arm SPE --------------------------------------------------------------------------------
+
+
+def spe_address(index, payload, extended=False):
+    """An address packet: 0b10110iii (or 0b001000ii 0b10110iii), 8-byte payload."""
+    header = bytes([0x20 | (index >> 3), 0xB0 | (index & 7)]) if extended else bytes([0xB0 | index])
+    return header + struct.pack("<Q", payload)
+
+
+def spe_code_address(address, el, ns=1):
+    return address | (el << 61) | (ns << 63)
+
+
+# A taken conditional branch (TIMESTAMP end, extended headers), a kernel store with data
+# addresses (END end), padding, an "other" operation with a data source and a context.
+SPE_RECORDS = (
+    spe_address(0, spe_code_address(0x400100, 0), True) + b"\x20\x99\x03\x00" + b"\x98\x07\x00" +
+    b"\x52\x82\x00" + b"\x4a\x01" + spe_address(1, spe_code_address(0x400200, 0), True) +
+    b"\x64" + struct.pack("<I", 42) + b"\x71" + struct.pack("<Q", 1000) +
+    spe_address(0, spe_code_address(0xFFFF800008001000, 1)) + b"\x9a\x02\x00" + b"\x52\x1e\x00" +
+    b"\x49\x01" + spe_address(2, 0x5A00FFFF12345678) + spe_address(3, 0x8812345678) + b"\x01" +
+    b"\x00\x00\x00" +
+    spe_address(0, spe_code_address(0x400108, 0)) + b"\x48\x00" + b"\x43\x02" + b"\x65" +
+    struct.pack("<I", 7) + b"\x71" + struct.pack("<Q", 2000))
+
 # ---- ELF ---------------------------------------------------------------------------------------
 
 SHT_PROGBITS, SHT_SYMTAB, SHT_STRTAB, SHT_RELA = 1, 2, 3, 4
@@ -435,6 +460,13 @@ def inputs():
     yield "live_ring_buffer_fuzz", "raw_unaligned_empty_branch_stack", (
         ring_prefix(IP | TID | TIME | RAW | BRANCH_STACK, exponent=1) + ring_write(raw_sample))
     yield "proc_maps_fuzz", "seed_maps", PROC_MAPS
+    yield "spe_packet_decoder_fuzz", "seed_every_packet_kind", SPE_RECORDS
+    # Garbage between records, a record cut by it, then a good record.
+    yield "spe_packet_decoder_fuzz", "corrupt_bytes_between_records", (
+        SPE_RECORDS[:20] + b"\xff\xfe\x02\x10" + SPE_RECORDS)
+    # A record cut inside its last packet, and an alignment packet whose boundary lies past the end.
+    yield "spe_packet_decoder_fuzz", "cut_inside_a_packet", SPE_RECORDS[:-3]
+    yield "spe_packet_decoder_fuzz", "alignment_past_the_end", SPE_RECORDS + b"\x23\x00"
     yield "fdata_reader_fuzz", "seed_no_lbr", FDATA
     yield "branch_samples_file_fuzz", "seed_every_record", BRANCH_SAMPLES
     yield "branch_samples_file_fuzz", "line_of_spaces", BRANCH_SAMPLES + b"   \n" + b"stacks 1\n"

@@ -1,0 +1,70 @@
+// Arm SPE data of a perf.data as samples of the one pipeline. perf record -e arm_spe_N// writes
+// PERF_RECORD_TIME_CONV (the SPE timestamp's relation to perf time), PERF_RECORD_AUXTRACE_INFO
+// of the Arm SPE kind (type 4; priv[0] = the SPE PMU's type, which the file's PMU mappings name
+// arm_spe_N; priv[1] = per-CPU mmaps) and, per drain of the AUX area, a PERF_RECORD_AUXTRACE
+// followed by the packets (tools/perf/util/arm-spe.c reads the same).
+//
+// Each decoded SPE record (spe_packet_decoder.h) becomes one sample, as perf's `--itrace=i1i`
+// makes it: the PC as the sample's IP at the record's time, its thread from the record's CONTEXT
+// packet (the kernel writes the tid to CONTEXTIDR), else from the AUXTRACE record (per-thread
+// mode). A taken branch carries a one-entry branch stack {PC -> target, mispredicted}: one BOLT
+// edge, no fall-through, as `perf2bolt --spe` counts it; other records carry an empty stack.
+//
+// The samples are made as private raw records (kSampleRecordType) that go through the reader's
+// time order with the side-band records, and are turned into SampleRecords on the way out.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/perf_session_state.h"
+#include "collector/raw_record_reader.h"
+#include "record/record.h"
+
+namespace profcollect {
+
+class SpeSampleSynthesizer {
+ public:
+  // A record type no perf writes (perf's own types end below 128): a decoded SPE record.
+  static constexpr uint32_t kSampleRecordType = 0x5350450;
+
+  explicit SpeSampleSynthesizer(PerfSessionState& state) : state_(state) {}
+
+  // Learns from a raw record what decoding needs: TIME_CONV, AUXTRACE_INFO, and the threads of
+  // COMM and FORK records (tid -> pid). Every raw record may be passed.
+  void observe(const RawRecord& raw);
+
+  // An Arm SPE AUXTRACE_INFO was seen: AUXTRACE payloads are worth reading.
+  bool active() const { return pmu_type_ != 0; }
+
+  // Decodes the payload of one AUXTRACE record and calls emit(record, time) for each sample
+  // made. The emitted records are valid only during the call.
+  void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
+                  const std::function<void(const RawRecord&, uint64_t)>& emit);
+
+  // A kSampleRecordType record as a sample; its branch stack points at `branch`.
+  void decode(const RawRecord& raw, SampleRecord& out, BranchEntry& branch) const;
+
+ private:
+  uint64_t perf_time(uint64_t timestamp) const;
+  uint32_t resolve_attr();
+
+  PerfSessionState& state_;
+  uint32_t pmu_type_ = 0;
+  uint32_t attr_index_ = UINT32_MAX;  // the attr the samples are counted under
+  bool attr_checked_ = false;
+  bool pmu_known_ = true;  // the PMU mappings (when present) name the type an SPE PMU
+  // TIME_CONV
+  uint16_t time_shift_ = 0;
+  uint32_t time_mult_ = 0;
+  uint64_t time_zero_ = 0;
+  uint64_t time_cycles_ = 0, time_mask_ = 0;
+  bool cap_user_time_short_ = false;
+  std::unordered_map<uint32_t, uint32_t> pid_of_tid_;
+  std::vector<uint8_t> scratch_;  // one synthesized record
+};
+
+}  // namespace profcollect

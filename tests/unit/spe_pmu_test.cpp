@@ -1,0 +1,122 @@
+// Arm SPE PMUs found in sysfs (fake files of an Arm server with SPE and of a machine without),
+// the SPE event's attr, and `-e spe` / `-e auto` selection on both.
+#include "collector/spe_pmu.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "collector/event_selection.h"
+#include "collector/perf_permissions.h"
+
+namespace profcollect {
+namespace {
+
+class FakeFiles : public SystemFiles {
+ public:
+  std::map<std::string, std::string> files;
+  std::optional<std::string> read(const std::string& path) const override {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  }
+  std::vector<std::string> list(const std::string& directory) const override {
+    std::set<std::string> names;
+    const std::string prefix = directory + "/";
+    for (const auto& [path, content] : files) {
+      if (path.starts_with(prefix)) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
+    }
+    return {names.begin(), names.end()};
+  }
+  void set(const std::string& rel, const std::string& content) { files[std::string(kEventSourceDevices) + "/" + rel] = content; }
+};
+
+// A Neoverse N1 server: armv8_pmuv3_0 without BRBE (no caps/branches), arm_spe_0 of type 8.
+FakeFiles neoverse() {
+  FakeFiles f;
+  f.files["/proc/cpuinfo"] = "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xd0c\n";
+  f.set("armv8_pmuv3_0/type", "9\n");
+  f.set("arm_spe_0/type", "8\n");
+  f.set("arm_spe_0/caps/min_interval", "1024\n");
+  f.set("software/type", "1\n");
+  return f;
+}
+
+TEST(SpePmu, FindsArmSpePmusWithTypeAndMinInterval) {
+  std::vector<std::string> probed;
+  const auto pmus = find_spe_pmus(neoverse(), &probed);
+  ASSERT_EQ(pmus.size(), 1u);
+  EXPECT_EQ(pmus[0].name, "arm_spe_0");
+  EXPECT_EQ(pmus[0].type, 8u);
+  EXPECT_EQ(pmus[0].min_interval, 1024u);
+  EXPECT_FALSE(probed.empty());
+  EXPECT_EQ(probe_cpu_capabilities(neoverse()).spe_pmus.size(), 1u);
+  EXPECT_EQ(probe_cpu_capabilities(neoverse()).branch_stack, BranchHardware::None);
+}
+
+TEST(SpePmu, NoneOnAMachineWithout) {
+  FakeFiles f;
+  f.set("software/type", "1\n");
+  std::vector<std::string> probed;
+  EXPECT_TRUE(find_spe_pmus(f, &probed).empty());
+  ASSERT_EQ(probed.size(), 1u);
+  EXPECT_NE(probed[0].find("no Arm SPE PMU"), std::string::npos);
+}
+
+TEST(SpePmu, AttrRaisesThePeriodAndAsksPhysicalDataOnlyWithPrivilege) {
+  const SpePmu pmu{"arm_spe_0", 8, 1024};
+  perf_event_attr a = make_spe_attr(pmu, {.period = 100, .branches_only = true});
+  EXPECT_EQ(a.type, 8u);
+  EXPECT_EQ(a.sample_period, 1024u);  // never below caps/min_interval
+  EXPECT_EQ(a.freq, 0u);
+  EXPECT_EQ(a.config, kSpeTsEnable | kSpeJitter | kSpeBranchFilter);
+  EXPECT_EQ(a.exclude_kernel, 1u);
+  EXPECT_EQ(a.inherit, 1u);
+  a = make_spe_attr(pmu, {.period = 5000, .privileged = true, .include_kernel = true, .system_wide = true});
+  EXPECT_EQ(a.sample_period, 5000u);
+  EXPECT_EQ(a.config, kSpeTsEnable | kSpeJitter | kSpePaEnable | kSpePctEnable);
+  EXPECT_EQ(a.exclude_kernel, 0u);
+  EXPECT_EQ(a.inherit, 0u);
+  EXPECT_EQ(make_spe_attr(SpePmu{"arm_spe_1", 9, 0}, {}).sample_period, kDefaultSpeInterval);
+}
+
+SelectionContext context_of(const SystemFiles& files) {
+  SelectionContext c;
+  c.permissions = PerfPermissions::from(2, 0, 1000);
+  c.probe = [](const perf_event_attr&) { return 0; };
+  c.cpu = probe_cpu_capabilities(files);
+  return c;
+}
+
+TEST(SpePmu, SpeRequestSaysWhatIsMissing) {
+  EXPECT_EQ(parse_event_request("spe"), EventRequest::Spe);
+  FakeFiles none;
+  none.set("software/type", "1\n");
+  EventOptions o;
+  o.event = EventRequest::Spe;
+  try {
+    select_event(o, context_of(none));
+    FAIL() << "-e spe selected without an SPE PMU";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("no Arm SPE PMU"), std::string::npos) << e.what();
+  }
+  try {
+    select_event(o, context_of(neoverse()));
+    FAIL() << "live SPE is not built";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("arm_spe_0 found (type 8, min_interval 1024)"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SpePmu, AutoNeverPicksSpe) {
+  EventOptions o;
+  o.event = EventRequest::Auto;
+  const EventSelection s = select_event(o, context_of(neoverse()));
+  EXPECT_EQ(s.engine, SamplingEngine::Cycles);
+  EXPECT_EQ(s.branch_hardware, BranchHardware::None);
+}
+
+}  // namespace
+}  // namespace profcollect
