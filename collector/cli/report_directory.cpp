@@ -162,14 +162,22 @@ void print_collection(const std::string& dir, const ordered_json& c) {
   std::string rate = c.contains("frequency_hz") ? std::to_string(number(c, "frequency_hz")) + " Hz"
                      : c.contains("period")     ? "period " + std::to_string(number(c, "period"))
                                                 : "unknown rate";
-  std::printf("%s: %s at %s, %s to %s (%s)\n", dir.c_str(), text(c, "event").c_str(), rate.c_str(),
-              utc_time(number(c, "start_ns")).c_str(), utc_time(number(c, "end_ns")).c_str(),
+  const std::string engine = c.contains("engine") ? ", engine " + text(c, "engine") : "";
+  std::printf("%s: %s at %s%s, %s to %s (%s)\n", dir.c_str(), text(c, "event").c_str(), rate.c_str(),
+              engine.c_str(), utc_time(number(c, "start_ns")).c_str(), utc_time(number(c, "end_ns")).c_str(),
               seconds_between(number(c, "start_ns"), number(c, "end_ns")).c_str());
   std::printf("  %-28s %12" PRIu64 "\n", "samples", samples);
   // The lost samples never arrived, so their share is of what the kernel took.
   std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " taken; %" PRIu64 " LOST records)\n",
               "lost", lost, percent(lost, samples + lost), samples + lost, number(c, "lost_records"));
   std::printf("  %-28s %12" PRIu64 "\n", "throttled", number(c, "throttled"));
+  // The BPF engine's counts that no binary got: their address changed mapping within a drain
+  // interval (never guessed), or the program could not store them (in `lost` too).
+  if (c.contains("bpf") && c["bpf"].is_object()) {
+    const uint64_t counted = number(c["bpf"], "counted"), ambiguous = number(c["bpf"], "ambiguous");
+    std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " counted in the kernel; %" PRIu64 " not stored)\n",
+                "ambiguous", ambiguous, percent(ambiguous, counted), counted, number(c["bpf"], "not_stored"));
+  }
   std::printf("  %-28s %12" PRIu64 "  (%.2f%%) in %" PRIu64 " profiled binaries\n", "mapped",
               number(c, "mapped"), percent(number(c, "mapped"), samples), number(c, "binaries"));
   if (c.contains("unmapped") && c["unmapped"].is_object()) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <regex>
 #include <set>
 
 #include "collector/bpf_engine.h"
@@ -184,6 +185,12 @@ TEST_F(LiveBpfEngineTest, CodeRemappedWithinAnIntervalIsNeverPutInTheWrongLibrar
   // Nothing vanished: what was attributed and what was ambiguous are what was counted.
   EXPECT_EQ(collection.at("samples").get<uint64_t>() + ambiguous, collection.at("bpf").at("counted").get<uint64_t>())
       << collection.dump(2);
+  // The report says which engine and how many counts were ambiguous.
+  const std::vector<std::string> report = {profcollect_exe().string(), "report", out.string()};
+  const CommandResult r = run_command(report);
+  ASSERT_EQ(r.exit_code, 0) << r.describe(report);
+  EXPECT_NE(r.out.find("engine bpf"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("ambiguous +" + std::to_string(ambiguous) + " "))) << r.out;
 }
 
 TEST_F(LiveBpfEngineTest, WithoutTheCapabilitiesBpfFailsAndAutoFallsBackToPerf) {
