@@ -254,7 +254,7 @@ bool CollectionSession::flush() {
     }
     written_events_ = events;
     absorb_if_due(last_absorb);
-    store_->write_collection(status());
+    if (!settings_.summary_file.empty()) store_->write_collection(settings_.summary_file, status());
     // Everything is on disk: images no process maps any more are released (a long run's state
     // stays bounded); their counts are read back from their directory if they come back. After
     // a failed write nothing is released: those counts exist only in memory.

@@ -61,6 +61,10 @@ struct SessionSettings {
   // The formats rendered per image; empty: BOLT (fdata, pre-aggregated), AutoFDO, and the
   // unsymbolized profile when `unsymbolized`.
   std::vector<ProfileFormat> formats;
+  // The collection summary's name in the output directory; empty: none (a kernel profile kept
+  // beside the daemon's collection writes its own kernel.json, and collection.json is the
+  // daemon's).
+  std::string summary_file = "collection.json";
 };
 
 class SessionLogger {

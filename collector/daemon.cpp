@@ -63,7 +63,6 @@ Daemon::~Daemon() {
 
 bool Daemon::run() {
   started_ = std::chrono::steady_clock::now();
-  if (config_.kernel) logger_.warning("kernel = true: kernel profiles are not available yet; profiling user binaries");
   signals_.add(SIGTERM);
   signals_.add(SIGINT);
   signals_.add(SIGHUP);
@@ -112,6 +111,7 @@ void Daemon::open_session() {
   samples_at_flush_ = 0;
   last_flush_ = std::chrono::steady_clock::now();
   logger_.note("collecting every process into " + config_.output_dir);
+  if (config_.kernel) open_continuous_kernel();
   if (!ready_sent_) {
     notifier_.ready(status_line());
     ready_sent_ = true;
@@ -128,6 +128,7 @@ void Daemon::close_session() {
     d->release();
   }
   descriptors_.clear();
+  close_continuous_kernel();
   last_flush_ok_ = session_->stop();
   const nlohmann::ordered_json s = session_->status();
   ended_samples_ += s.value("samples", uint64_t{0});
@@ -165,7 +166,8 @@ void Daemon::enforce_spool_limits() {
   for (const Eviction& e : done.evicted) {
     // The budget is a hard limit: a binary being profiled goes too, with its counts in memory,
     // which the next flush would otherwise write back.
-    const bool profiled = session_ && session_->drop_binary(e.entry.directory);
+    bool profiled = session_ && session_->drop_binary(e.entry.directory);
+    if (continuous_kernel_ && continuous_kernel_->forget(e.entry.directory)) profiled = true;
     logger_.note("evicted " + e.entry.directory + " (" + std::to_string(e.entry.bytes) + " bytes, last sampled at " +
                  std::to_string(e.entry.last_sample_ns / 1'000'000'000) + " s since the epoch): " + e.reason +
                  (profiled ? "; it is being profiled: its counts in memory are dropped and its next samples start "
@@ -206,6 +208,9 @@ void Daemon::arm_poll() {
   poll_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec || stopping_) return;
     if (session_) session_->drain();
+    // Kernel-only events on every CPU, drained by this timer alone: at the kernel profile's rate
+    // a buffer holds far more than 100 ms of samples.
+    if (continuous_kernel_) continuous_kernel_->drain();
     arm_poll();
   });
 }
@@ -276,6 +281,10 @@ void Daemon::wait_signal() {
 bool Daemon::flush() {
   session_->drain();
   last_flush_ok_ = session_->flush();
+  if (continuous_kernel_) {
+    continuous_kernel_->drain();
+    if (!continuous_kernel_->flush().ok) last_flush_ok_ = false;
+  }
   enforce_spool_limits();
   const auto now = std::chrono::steady_clock::now();
   const uint64_t samples = session_->counts().samples;
@@ -318,6 +327,12 @@ std::optional<std::string> Daemon::reload() {
     }
     window_timer_.cancel();
     if (config_.schedule) arm_window();
+  } else if (next.kernel != old.kernel && session_) {
+    if (config_.kernel) {
+      open_continuous_kernel();
+    } else {
+      close_continuous_kernel();
+    }
   }
   if (config_.socket != old.socket || config_.allowed_group != old.allowed_group) {
     control_.reset();
@@ -335,10 +350,7 @@ std::optional<std::string> Daemon::reload() {
     flush_timer_.cancel();
     arm_flush();
   }
-  if (!refused) {
-    if (config_.kernel && !old.kernel) logger_.warning("kernel = true: kernel profiles are not available yet");
-    logger_.note("configuration reloaded from " + config_path_);
-  }
+  if (!refused) logger_.note("configuration reloaded from " + config_path_);
   notifier_.ready(status_line());
   return refused;
 }
@@ -411,6 +423,18 @@ nlohmann::ordered_json Daemon::status() const {
   j["binaries"] = std::move(binaries);
   j["unmapped"] = unmapped;
   j["disk_bytes"] = directory_bytes(config_.output_dir);
+  if (config_.kernel) {
+    nlohmann::ordered_json k;
+    if (continuous_kernel_) {
+      const PipelineCounts& c = continuous_kernel_->counts();
+      k["event"] = continuous_kernel_->event().name;
+      k["samples"] = c.samples;
+      k["directory"] = continuous_kernel_->profile_directory();
+    } else if (!continuous_kernel_error_.empty()) {
+      k["error"] = continuous_kernel_error_;
+    }
+    j["kernel"] = std::move(k);
+  }
   return j;
 }
 
@@ -455,6 +479,33 @@ void Daemon::handle_async(const nlohmann::json& request, std::function<void(nloh
     return;
   }
   reply(handle(request));
+}
+
+void Daemon::open_continuous_kernel() {
+  if (continuous_kernel_) return;
+  KernelCollectionSettings s;
+  s.output_dir = config_.output_dir;
+  s.cumulative = true;
+  try {
+    continuous_kernel_ = std::make_unique<KernelCollection>(std::move(s), logger_);
+    continuous_kernel_->start();
+    continuous_kernel_error_.clear();
+    logger_.note("kernel = true: collecting a kernel profile (" + continuous_kernel_->event().name + ") into " +
+                 config_.output_dir + "/" + continuous_kernel_->profile_directory());
+  } catch (const std::exception& e) {
+    continuous_kernel_.reset();
+    std::string why = e.what();
+    if (const auto* setting = dynamic_cast<const SettingError*>(&e)) why = setting->spelled(daemon_config_key);
+    // Said once per reason, not at every window.
+    if (why != continuous_kernel_error_) logger_.error("kernel = true, but no kernel profile: " + why);
+    continuous_kernel_error_ = why;
+  }
+}
+
+void Daemon::close_continuous_kernel() {
+  if (!continuous_kernel_) return;
+  if (!continuous_kernel_->finish().ok) last_flush_ok_ = false;
+  continuous_kernel_.reset();
 }
 
 void Daemon::start_kernel_profile(double seconds, std::function<void(nlohmann::ordered_json)> reply) {

@@ -71,6 +71,11 @@ class Daemon {
   void start_kernel_profile(double seconds, std::function<void(nlohmann::ordered_json)> reply);
   void finish_kernel_profile();
   void arm_kernel_poll();
+  // The `kernel` key: a kernel profile kept beside every collection window, flushed with it into
+  // output_dir and added to across runs (collector/kernel_collection.h, cumulative). A machine
+  // that cannot give one is said once; the user binaries' collection goes on.
+  void open_continuous_kernel();
+  void close_continuous_kernel();
   void stop();
   nlohmann::ordered_json status() const;
   std::string status_line() const;
@@ -105,6 +110,9 @@ class Daemon {
   std::function<void(nlohmann::ordered_json)> kernel_reply_;
   boost::asio::steady_timer kernel_timer_, kernel_poll_;
   std::chrono::steady_clock::time_point kernel_end_;
+  // The `kernel` key's profile, or why there is none.
+  std::unique_ptr<KernelCollection> continuous_kernel_;
+  std::string continuous_kernel_error_;
 };
 
 }  // namespace profcollect

@@ -1,35 +1,21 @@
 #include "collector/kernel_collection.h"
 
+#include <algorithm>
+#include <chrono>
+#include <ctime>
 #include <filesystem>
-
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstring>
 
 #include "collector/kallsyms.h"
 #include "collector/kernel_image_selector.h"
 #include "collector/kernel_layout_records.h"
-#include "output/atomic_file.h"
 #include "output/json_text.h"
-#include "output/range_profile.h"
-#include "output/unsymbolized_writer.h"
+#include "output/profile_generation.h"
 
 namespace profcollect {
 
 namespace {
 
 constexpr size_t kTopFunctions = 20;
-
-// A directory of our own: made 0700 if missing; a symlink or a non-directory in its place is
-// refused, never followed.
-void make_own_directory(const std::string& path) {
-  if (::mkdir(path.c_str(), 0700) == 0) return;
-  if (errno != EEXIST) throw OutputError(path, std::strerror(errno));
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) throw OutputError(path, std::strerror(errno));
-  if (!S_ISDIR(st.st_mode)) throw OutputError(path, "exists and is not a directory (not followed)");
-}
 
 }  // namespace
 
@@ -76,6 +62,7 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
   s.debug_dirs = settings_.debug_dirs;
   s.selector = selector_;
   s.kernel_addresses = true;
+  if (settings_.cumulative) s.summary_file.clear();  // the output directory's collection.json is the daemon's
   s.formats = settings_.formats.empty()
                   ? std::vector<ProfileFormat>{ProfileFormat::Autofdo, ProfileFormat::Unsymbolized}
                   : settings_.formats;
@@ -85,50 +72,111 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
 
 KernelCollection::~KernelCollection() = default;
 
-bool KernelCollection::write_kallsyms_profile(KernelCollectionResult& result) {
-  const std::unordered_map<uint64_t, uint64_t>& addresses = session_->pipeline().kernel_addresses();
+std::string KernelCollection::kallsyms_directory() const {
+  return "kernel.kallsyms-" + (image_.running ? image_.running->to_hex() : std::string("nobuildid"));
+}
+
+const KallsymsProfile& KernelCollection::earlier_kallsyms_profile(const DirectoryHandle& output) {
+  if (earlier_) return *earlier_;
+  earlier_.emplace();
+  const std::string name = kallsyms_directory();
+  const std::optional<DirectoryHandle> dir = output.open_subdirectory(name);
+  if (!dir) return *earlier_;
+  const std::optional<std::string> ips = dir->read_file("samples.ip"), functions = dir->read_file("functions.txt"),
+                                   meta = dir->read_file("meta.json");
+  std::string why;
+  if (!ips || !functions || !meta) {
+    why = "samples.ip, functions.txt or meta.json is missing";
+  } else if (auto p = parse_kallsyms_profile(*ips, *functions, *meta, &why)) {
+    *earlier_ = std::move(*p);
+    return *earlier_;
+  }
+  // Kept, never overwritten: the next generation carries the set-aside files along.
+  const std::string suffix = ".unreadable-" + std::to_string(std::time(nullptr));
+  for (const std::string& entry : dir->entries()) {
+    if (!is_set_aside(entry)) dir->rename_entry(entry, entry + suffix);
+  }
+  logger_.warning(dir->path() + ": the earlier kernel profile cannot be read (" + why +
+                  "): its files are set aside as *" + suffix + " and the profile starts again");
+  return *earlier_;
+}
+
+void KernelCollection::write_kallsyms_profile(KernelCollectionResult& result) {
+  // This run's kernel samples, less what was counted before the directory was forgotten.
+  std::unordered_map<uint64_t, uint64_t> addresses = session_->pipeline().kernel_addresses();
+  for (const auto& [address, count] : forgotten_) {
+    auto it = addresses.find(address);
+    if (it != addresses.end()) it->second -= std::min(it->second, count);
+  }
   std::vector<ModuleRange> ranges;
   for (const LoadedModule& m : modules_) {
     if (m.address && m.size) ranges.push_back({m.name, m.address, m.address + m.size});
   }
-  const KernelFunctionSummary summary =
-      summarize_kernel_functions(addresses, kallsyms_.functions, layout_->text_end(), ranges);
-  result.samples += summary.samples;
-  for (const auto& [name, count] : summary.modules) result.module_samples += count;
-  for (size_t i = 0; i < summary.functions.size() && i < kTopFunctions; ++i) result.top.push_back(summary.functions[i]);
-
-  // The kernel image's samples as one-instruction ranges, offsets from the runtime _text.
-  RangeProfile ranges_profile;
-  uint64_t image_samples = 0;
+  KallsymsProfile run;
+  run.functions = summarize_kernel_functions(addresses, kallsyms_.functions, layout_->text_end(), ranges);
+  result.samples += run.functions.samples;
+  for (const auto& [name, count] : run.functions.modules) result.module_samples += count;
+  for (size_t i = 0; i < run.functions.functions.size() && i < kTopFunctions; ++i) {
+    result.top.push_back(run.functions.functions[i]);
+  }
+  // The kernel image's samples as offsets from the runtime _text.
   const uint64_t text = layout_->text(), end = layout_->text_end();
   for (const auto& [address, count] : addresses) {
-    if (address < text || (end && address >= end)) continue;
-    ranges_profile.ranges[{address, address}] += count;
-    image_samples += count;
+    if (address < text || (end && address >= end) || !count) continue;
+    run.text_offsets.add(address - text, count);
   }
-  const std::string id = image_.running ? image_.running->to_hex() : "nobuildid";
-  result.profile_dir = settings_.output_dir + "/kernel.kallsyms-" + id;
-  make_own_directory(result.profile_dir);
-  write_file_atomically(result.profile_dir + "/autofdo.unsym", write_unsymbolized_profile(ranges_profile, text));
-  write_file_atomically(result.profile_dir + "/functions.txt", render_kernel_functions(summary));
-  nlohmann::ordered_json meta;
-  meta["path"] = "[kernel.kallsyms]";
-  meta["build_id"] = image_.running ? image_.running->to_hex() : "";
-  meta["samples"] = image_samples;
-  meta["event"] = session_->event().name;
-  meta["formats"] = {"autofdo.unsym", "functions.txt"};
-  meta["unsymbolized"] = unsymbolized_kind_name(UnsymbolizedKind::IpSamples);
-  meta["unsymbolized_base"] = "runtime _text";
-  meta["llvm_profgen"] = std::string("llvm-profgen --kernel --binary=vmlinux ") +
-                         unsymbolized_profgen_flags(UnsymbolizedKind::IpSamples) + " --output=kernel.afdo";
-  write_file_atomically(result.profile_dir + "/meta.json", json_text(meta) + "\n");
-  return true;
+  // Sample times at the resolution of the writes: the write that first saw a sample, and the
+  // last one that saw new ones.
+  const uint64_t now_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  if (run.functions.samples && !first_sample_ns_) first_sample_ns_ = now_ns;
+  if (run.functions.samples != samples_at_last_write_) last_sample_ns_ = now_ns;
+  samples_at_last_write_ = run.functions.samples;
+  run.first_sample_ns = first_sample_ns_;
+  run.last_sample_ns = last_sample_ns_;
+
+  const DirectoryHandle output = DirectoryHandle::open_path(settings_.output_dir, 0700);
+  KallsymsProfile profile;
+  if (settings_.cumulative) profile = earlier_kallsyms_profile(output);
+  add_kallsyms_profile(profile, run);
+  KallsymsProfileLabels labels;
+  labels.build_id = image_.running ? image_.running->to_hex() : "";
+  labels.event = session_->event().name;
+  result.profile_dir = output.path_of(kallsyms_directory());
+  write_generation(output, kallsyms_directory(), render_kallsyms_profile(profile, labels));
+}
+
+std::string KernelCollection::profile_directory() const {
+  return selector_->kernel() ? selector_->kernel()->identity().directory_name() : kallsyms_directory();
+}
+
+bool KernelCollection::forget(const std::string& directory) {
+  if (!selector_->kernel() && directory == kallsyms_directory()) {
+    forgotten_ = session_->pipeline().kernel_addresses();
+    earlier_.emplace();  // the directory is gone: nothing earlier to add to
+    first_sample_ns_ = last_sample_ns_ = samples_at_last_write_ = 0;
+    return true;
+  }
+  return session_->drop_binary(directory);
+}
+
+KernelCollectionResult KernelCollection::flush() {
+  const bool ok = session_->flush();
+  KernelCollectionResult result = write_profiles();
+  result.ok = result.ok && ok;
+  return result;
 }
 
 KernelCollectionResult KernelCollection::finish() {
+  const bool ok = session_->stop();
+  KernelCollectionResult result = write_profiles();
+  result.ok = result.ok && ok;
+  return result;
+}
+
+KernelCollectionResult KernelCollection::write_profiles() {
   KernelCollectionResult result;
   result.output_dir = settings_.output_dir;
-  result.ok = session_->stop();
   const PipelineCounts& counts = session_->pipeline().counts();
   // Samples per module mapping, from the session's own per-file counts.
   std::vector<std::pair<std::string, uint64_t>> per_module;
@@ -138,18 +186,17 @@ KernelCollectionResult KernelCollection::finish() {
   }
   if (selector_->kernel()) {
     result.symbolized = true;
-    result.profile_dir = settings_.output_dir + "/" + selector_->kernel()->identity().directory_name();
+    result.profile_dir = settings_.output_dir + "/" + profile_directory();
     result.samples = counts.samples;  // kernel-only events: every sample is the kernel's
+    for (const auto& [name, count] : per_module) result.module_samples += count;
   }
   try {
     if (!result.symbolized) write_kallsyms_profile(result);
-    for (const auto& [name, count] : per_module) {
-      if (result.symbolized) result.module_samples += count;
-    }
     nlohmann::ordered_json j;
     j["event"] = session_->event().name;
     j["engine_note"] = session_->event().engine_note;
     j["samples"] = counts.samples;
+    j["lost"] = session_->status().value("lost", uint64_t{0});
     j["kernel_samples"] = result.samples;
     j["module_samples"] = result.module_samples;
     nlohmann::ordered_json modules = nlohmann::ordered_json::object();
@@ -159,7 +206,8 @@ KernelCollectionResult KernelCollection::finish() {
     j["running_build_id"] = image_.running ? image_.running->to_hex() : "";
     j["profile_dir"] = result.profile_dir;
     j["symbolized"] = result.symbolized;
-    write_file_atomically(settings_.output_dir + "/kernel.json", json_text(j) + "\n");
+    j["cumulative"] = settings_.cumulative;
+    DirectoryHandle::open_path(settings_.output_dir, 0700).replace_file("kernel.json", json_text(j) + "\n", 0600);
   } catch (const std::exception& e) {
     logger_.error(std::string("kernel profile: ") + e.what());
     result.ok = false;

@@ -14,11 +14,17 @@
 //   functions.txt   samples per function by /proc/kallsyms (output/kernel_function_summary.h)
 //   meta.json       what the directory holds and how to finish it
 // and in OUTPUT/kernel.json the event, the counts, the samples per module and where the profile is.
+//
+// A cumulative collection (the daemon's `kernel` key) is flushed again and again: its profiles
+// add to what earlier runs left in OUTPUT (the vmlinux route through the session's profile store,
+// the kallsyms route through output/kallsyms_profile.h), each kernel directory replaced as one
+// generation; OUTPUT/collection.json is left to the daemon's own collection.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/collection_session.h"
@@ -27,6 +33,8 @@
 #include "collector/kernel_layout_records.h"
 #include "collector/kernel_event_choice.h"
 #include "collector/kernel_image_locator.h"
+#include "output/directory_handle.h"
+#include "output/kallsyms_profile.h"
 #include "output/kernel_function_summary.h"
 
 namespace profcollect {
@@ -43,6 +51,8 @@ struct KernelCollectionSettings {
   std::string kallsyms_path = "/proc/kallsyms";
   std::string modules_path = "/proc/modules";
   std::string sys_module = "/sys/module";
+  // Flushed repeatedly, adding to what earlier runs left (see above).
+  bool cumulative = false;
 };
 
 struct KernelCollectionResult {
@@ -66,13 +76,30 @@ class KernelCollection {
   void start() { session_->start(); }
   std::vector<int> descriptors() const { return session_->descriptors(); }
   void drain() { session_->drain(); }
+  // Writes every profile (this run's samples so far, plus earlier runs' when cumulative) and
+  // says where; the collection goes on. ok is false when a file could not be written (said).
+  KernelCollectionResult flush();
   // Stops the events, writes every profile and says where.
   KernelCollectionResult finish();
+  // The directory `directory` of the output directory was removed (the daemon's disk budget):
+  // the counts held for it go too, so that later samples start a new profile. Whether it was
+  // one of this collection's.
+  bool forget(const std::string& directory);
 
   const EventSelection& event() const { return session_->event(); }
+  const PipelineCounts& counts() const { return session_->counts(); }
+  // The kernel's directory under the output directory: vmlinux-<build-id> with a vmlinux,
+  // else kernel.kallsyms-<running build-id>.
+  std::string profile_directory() const;
 
  private:
-  bool write_kallsyms_profile(KernelCollectionResult& result);
+  KernelCollectionResult write_profiles();
+  void write_kallsyms_profile(KernelCollectionResult& result);
+  // The kallsyms route's directory name: kernel.kallsyms-<running build-id>.
+  std::string kallsyms_directory() const;
+  // What an earlier run left in the kallsyms route's directory (cumulative), read once; a
+  // damaged directory's files are set aside, said, and the profile starts again.
+  const KallsymsProfile& earlier_kallsyms_profile(const DirectoryHandle& output);
 
   KernelCollectionSettings settings_;
   SessionLogger& logger_;
@@ -82,6 +109,10 @@ class KernelCollection {
   std::unique_ptr<KernelLayoutRecords> layout_;
   std::shared_ptr<KernelImageSelector> selector_;
   std::unique_ptr<CollectionSession> session_;
+  std::optional<KallsymsProfile> earlier_;
+  // Kernel addresses' counts when the kallsyms directory was last forgotten: not written again.
+  std::unordered_map<uint64_t, uint64_t> forgotten_;
+  uint64_t first_sample_ns_ = 0, last_sample_ns_ = 0, samples_at_last_write_ = 0;
 };
 
 }  // namespace profcollect

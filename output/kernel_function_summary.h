@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -50,5 +52,14 @@ KernelFunctionSummary summarize_kernel_functions(const std::unordered_map<uint64
                                                  const std::vector<ModuleRange>& module_ranges);
 
 std::string render_kernel_functions(const KernelFunctionSummary& summary);
+
+// functions.txt read back: its functions (samples, name, module; shares as written), nullopt
+// with `error` ("line N: ...") at the first line that is not "<count> <share>% <name> <module>".
+// The totals (samples, unattributed, modules) are not in the file; they stay 0.
+std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view text, std::string* error);
+
+// Adds `more` to `into`: counts of the same (module, name) add, as do the totals and the
+// modules; shares are taken again of the new total, and the order is remade.
+void add_kernel_functions(KernelFunctionSummary& into, const KernelFunctionSummary& more);
 
 }  // namespace profcollect

@@ -184,8 +184,8 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   write_generation(root_, name, files, modes_);
 }
 
-void ProfileStore::write_collection(const nlohmann::ordered_json& summary) {
-  root_.replace_file("collection.json", json_text(summary) + "\n", modes_.file);
+void ProfileStore::write_collection(const std::string& name, const nlohmann::ordered_json& summary) {
+  root_.replace_file(name, json_text(summary) + "\n", modes_.file);
 }
 
 }  // namespace profcollect

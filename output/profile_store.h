@@ -67,7 +67,7 @@ class ProfileStore {
   // Writes the binary's profiles, made from earlier runs' counts plus `snapshot`, then
   // meta.json. Throws OutputError; files already on disk stay intact.
   void write_binary(const BinaryProfileSnapshot& snapshot);
-  void write_collection(const nlohmann::ordered_json& summary);
+  void write_collection(const std::string& name, const nlohmann::ordered_json& summary);
   // Forgets what was read of a binary's directory: the next write reads it again from disk,
   // where the last flush put everything this run had (a released image's counts), or finds
   // nothing (a directory the daemon's disk budget removed).

@@ -30,35 +30,13 @@
 #include <set>
 #include <sstream>
 
+#include "tests/integration/syscall_load.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {
 namespace {
 
 constexpr double kMeaningfulShare = 0.02;  // of the samples outside the hottest function
-
-class SyscallLoad {
- public:
-  SyscallLoad(const std::filesystem::path& program, double seconds, unsigned count) {
-    for (unsigned i = 0; i < count; ++i) {
-      const pid_t pid = ::fork();
-      if (pid == 0) {
-        const std::string s = std::to_string(seconds);
-        ::execl(program.c_str(), program.c_str(), s.c_str(), static_cast<char*>(nullptr));
-        ::_exit(127);
-      }
-      if (pid > 0) pids_.push_back(pid);
-    }
-  }
-  ~SyscallLoad() {
-    for (pid_t p : pids_) ::kill(p, SIGKILL);
-    for (pid_t p : pids_) ::waitpid(p, nullptr, 0);
-  }
-  size_t started() const { return pids_.size(); }
-
- private:
-  std::vector<pid_t> pids_;
-};
 
 struct FunctionShare {
   std::string name;
@@ -108,11 +86,9 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   if (!have_executable("gcc")) GTEST_SKIP() << "gcc is not installed";
   if (::geteuid() != 0) GTEST_SKIP() << "system-wide kernel samples need root (or CAP_PERFMON)";
   TempDir dir;
-  const std::filesystem::path load = dir / "syscall_load";
-  const std::vector<std::string> cc = {"gcc", "-O2", "-o", load.string(),
-                                       (source_dir() / "tests/fixtures/kernel_src/syscall_load.c").string()};
-  CommandResult r = run_command(cc);
-  ASSERT_EQ(r.exit_code, 0) << r.describe(cc);
+  std::string build_error;
+  const std::filesystem::path load = build_syscall_load(dir.path(), build_error);
+  ASSERT_FALSE(load.empty()) << build_error;
   const unsigned loads = 4 * std::max(1L, ::sysconf(_SC_NPROCESSORS_ONLN));
 
   // profcollect first, then perf, each on its own run of the load (never both at once). The load
@@ -120,6 +96,7 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   // start: a fixed load duration left a slow (sanitized) start sampling an idle machine.
   const std::filesystem::path out = dir / "out";
   const std::vector<std::string> ours = {profcollect_exe().string(), "kernel", "--duration", "5", "-o", out.string()};
+  CommandResult r;
   {
     SyscallLoad running(load, 600, loads);
     ASSERT_EQ(running.started(), loads);
