@@ -73,8 +73,13 @@ class DaemonKernelKeyTest : public LiveFixtureTest {
     std::string error;
     load_ = build_syscall_load(tmp_.path(), error);
     ASSERT_FALSE(load_.empty()) << error;
+    write_config(true);
+  }
+
+  void write_config(bool kernel) {
     write_text(config(), "output_dir = \"" + out().string() + "\"\n" + "socket = \"" + socket().string() +
-                             "\"\n" + "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" + "kernel = true\n" +
+                             "\"\n" + "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" +
+                             "kernel = " + (kernel ? "true" : "false") + "\n" +
                              "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
   }
 
@@ -196,6 +201,41 @@ TEST_F(DaemonKernelKeyTest, TheKernelProfileMatchesKallsymsAddsUpAcrossRestartsA
   const json meta3 = json::parse(read_file(dir / "meta.json"));
   const json kernel3 = json::parse(read_file(out() / "kernel.json"));
   EXPECT_EQ(meta3["kernel_samples"], kernel3["kernel_samples"]) << "started again from this run alone";
+}
+
+TEST_F(DaemonKernelKeyTest, AReloadTurnsTheKernelProfileOnAndOffAndOffWritesIt) {
+  write_config(false);
+  NotifyListener notify(tmp_ / "notify");
+  BackgroundProcess daemon = start_daemon(config(), notify);
+  ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
+  const json before = run_ctl(socket(), {"status"}).reply;
+  EXPECT_FALSE(before.contains("kernel")) << before.dump();
+
+  write_config(true);
+  const CtlRun on = run_ctl(socket(), {"reload"});
+  ASSERT_EQ(on.exit_code, 0) << on.describe() << daemon.describe();
+  json status;
+  {
+    SyscallLoad running(load_, 600, 2);
+    const auto deadline = std::chrono::steady_clock::now() + kPatience;
+    do {
+      std::this_thread::sleep_for(200ms);
+      status = run_ctl(socket(), {"status"}).reply;
+    } while (status["kernel"].value("samples", uint64_t{0}) < 500 && std::chrono::steady_clock::now() < deadline);
+  }
+  EXPECT_GE(status["kernel"].value("samples", uint64_t{0}), 500u) << status.dump() << daemon.describe();
+
+  write_config(false);
+  const CtlRun off = run_ctl(socket(), {"reload"});
+  ASSERT_EQ(off.exit_code, 0) << off.describe() << daemon.describe();
+  const json after = run_ctl(socket(), {"status"}).reply;
+  EXPECT_FALSE(after.contains("kernel")) << after.dump();
+  // Turned off, the kernel profile was written with what it had.
+  const json kernel = json::parse(read_file(out() / "kernel.json"));
+  EXPECT_GE(kernel.value("kernel_samples", uint64_t{0}), 500u) << kernel.dump();
+  EXPECT_TRUE(fs::is_directory(out() / kernel.value("profile_dir", std::string()))) << kernel.dump();
+  daemon.signal(SIGTERM);
+  EXPECT_EQ(daemon.wait(kPatience), std::optional<int>(0)) << daemon.describe();
 }
 
 }  // namespace
