@@ -42,12 +42,14 @@ NotifyListener::~NotifyListener() {
 
 void NotifyListener::receive() {
   for (;;) {
-    pollfd p[2] = {{fd_, POLLIN, 0}, {stop_[0], POLLIN, 0}};
-    if (::poll(p, 2, -1) < 0) {
+    // While paused only the stop pipe is watched; a short timeout notices the pause and its end.
+    pollfd p[2] = {{stop_[0], POLLIN, 0}, {fd_, POLLIN, 0}};
+    if (::poll(p, paused_ ? 1 : 2, 10) < 0) {
       if (errno == EINTR) continue;
       return;
     }
-    if (p[1].revents) return;
+    if (p[0].revents) return;
+    if (paused_ || !p[1].revents) continue;
     char buf[4096];
     const ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n <= 0) continue;

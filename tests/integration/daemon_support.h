@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,8 @@ class NotifyListener {
   size_t count(const std::string& line) const;
   std::vector<std::string> messages() const;
   std::string describe() const;
+  // Stops reading (a stalled manager: the socket's queue fills and senders block) or reads again.
+  void pause(bool paused) { paused_ = paused; }
 
  private:
   bool holds(const std::string& message, const std::string& line) const;
@@ -46,6 +49,7 @@ class NotifyListener {
   std::filesystem::path path_;
   int fd_ = -1;
   int stop_[2] = {-1, -1};  // a pipe that ends receive()
+  std::atomic<bool> paused_{false};
   mutable std::mutex mutex_;
   std::condition_variable arrived_;
   std::vector<std::string> messages_;
