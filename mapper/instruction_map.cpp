@@ -84,6 +84,14 @@ struct InstructionMap::Impl {
       const uint8_t* code = section.bytes.data() + (address - section.address);
       size_t size = section_end - address;
       uint64_t at = address;
+      // LLVM's x86 disassembler decodes a LOCK prefix as an instruction of its own ("lock",
+      // one byte, then the locked instruction), and llvm-profgen counts instruction sizes and
+      // starts as LLVM decodes them; Capstone takes both as one.
+      if (machine == EM_X86_64 && *code == 0xf0 && size > 1) {
+        span.instructions.push_back(Instruction{address, 1, InstructionKind::Other});
+        address += 1;
+        continue;
+      }
       if (cs_disasm_iter(handle, &code, &size, &at, insn)) {
         InstructionKind kind = machine == EM_AARCH64 ? classify_arm64(*insn) : classify_x86(handle, *insn);
         span.instructions.push_back(Instruction{address, static_cast<uint8_t>(insn->size), kind});

@@ -3,7 +3,8 @@
 // the next symbol's address (or the section's end); bytes before a section's first symbol are
 // not code. An address "is code" only when such a sweep starts an instruction there. Each
 // instruction has a size and a kind: calls, returns and direct unconditional jumps are the
-// "unconditional branches" a fall-through range may not cross (indirect jumps are not).
+// "unconditional branches" a fall-through range may not cross (indirect jumps are not). As in
+// LLVM, an x86 LOCK prefix is an instruction of its own.
 //
 // Decoded with Capstone, lazily: a symbol's span is disassembled the first time an address in it
 // is asked about, so only the functions a profile touches cost anything. Not thread-safe.

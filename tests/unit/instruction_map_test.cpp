@@ -34,6 +34,20 @@ TEST(InstructionMap, SweepsFromEachSymbolAndKnowsBranchKinds) {
   EXPECT_EQ(starts, (std::vector<uint64_t>{0x1002, 0x1007, 0x1009, 0x100b}));
 }
 
+TEST(InstructionMap, ALockPrefixIsAnInstructionOfItsOwnAsLlvmDecodesIt) {
+  // llvm-objdump-19 on a distribution kernel: "f0  lock" then "ff 8b 48 03 00 00  decl
+  // 0x348(%rbx)", then "c3  retq". llvm-profgen counts IP samples by LLVM's instruction sizes.
+  const uint8_t code[] = {0xf0, 0xff, 0x8b, 0x48, 0x03, 0x00, 0x00, 0xc3};
+  std::vector<CodeSection> sections;
+  sections.push_back(CodeSection{0x2000, std::span<const uint8_t>(code, sizeof code), {0x2000}});
+  const InstructionMap map(EM_X86_64, std::move(sections));
+  ASSERT_TRUE(map.is_code(0x2000));
+  EXPECT_EQ(map.at(0x2000)->size, 1);
+  ASSERT_TRUE(map.is_code(0x2001));
+  EXPECT_EQ(map.at(0x2001)->size, 6);
+  EXPECT_EQ(map.at(0x2007)->kind, InstructionKind::Return);
+}
+
 TEST(InstructionMap, ASymbolInsideAnInstructionStartsANewSweep) {
   const InstructionMap map = make_map({0x1001, 0x1004});
   EXPECT_TRUE(map.is_code(0x1002)) << "the call still starts before the next symbol";
