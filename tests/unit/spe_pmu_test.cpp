@@ -8,6 +8,7 @@
 #include <set>
 #include <cerrno>
 
+#include "collector/engine_choice.h"
 #include "collector/event_selection.h"
 #include "collector/perf_permissions.h"
 
@@ -211,6 +212,20 @@ TEST(SpePmu, AutoNeverPicksSpeElsewhere) {
   s = select_event(o, context_of(neoverse()));
   EXPECT_EQ(s.engine, SamplingEngine::Cycles);
   EXPECT_NE(s.engine_note.find("Arm SPE (arm_spe_0) not used"), std::string::npos) << s.engine_note;
+}
+
+TEST(SpePmu, OnlyThePerfEngineReadsSpe) {
+  EventSelection s;
+  s.engine = SamplingEngine::Spe;
+  s.spe_pmu = SpePmu{"arm_spe_0", 8, 1024};
+  EngineRequest r;
+  r.kind = EngineKind::Bpf;
+  try {
+    open_engine(r, s);
+    FAIL() << "the BPF engine took SPE";
+  } catch (const SettingError& e) {
+    EXPECT_NE(std::string(e.what()).find("AUX area"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
