@@ -86,6 +86,7 @@ bool PerfEngine::targets_alive() const {
 
 void PerfEngine::drain(SamplePipeline& pipeline) {
   source_->drain();
+  restart_after_truncation();
   Record r;
   while (source_->next(r)) pipeline.consume(r);
   resync_after_loss();
@@ -93,7 +94,22 @@ void PerfEngine::drain(SamplePipeline& pipeline) {
 
 void PerfEngine::absorb() {
   // After finish() the source takes no more reads (and the events are disabled: nothing comes).
-  if (!finished_) source_->drain();
+  if (!finished_) {
+    source_->drain();
+    restart_after_truncation();
+  }
+}
+
+void PerfEngine::restart_after_truncation() {
+  // A full AUX area makes the kernel stop the event (perf_aux_output_begin finds no room: a
+  // pending disable) and say so with a TRUNCATED record. Its bytes have just been given back,
+  // so the events are enabled again (a no-op on those still running; a command's events wrote
+  // nothing before its exec enabled them); the gap stays counted.
+  const SpeLiveReader* spe = source_->spe();
+  if (!spe || spe->counters().truncated == truncations_seen_) return;
+  truncations_seen_ = spe->counters().truncated;
+  events_->enable();
+  ++spe_restarts_;
 }
 
 void PerfEngine::finish(SamplePipeline& pipeline) {
@@ -145,6 +161,7 @@ void PerfEngine::describe(nlohmann::ordered_json& status) const {
       {"aux_truncated", c.aux_truncated},
       {"aux_partial", c.aux_partial},
       {"aux_collisions", c.aux_collisions},
+      {"restarts_after_truncation", spe_restarts_},
       {"aux_ranges_decoded", r.ranges},
       {"aux_ranges_wrapped", r.wrapped_ranges},
       {"aux_ranges_invalid", r.invalid_ranges},

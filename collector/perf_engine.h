@@ -64,6 +64,7 @@ class PerfEngine : public CollectionEngine {
 
  private:
   void resync_after_loss();
+  void restart_after_truncation();
 
   PerfEngineOptions options_;
   std::vector<std::string> event_names_;
@@ -73,6 +74,8 @@ class PerfEngine : public CollectionEngine {
   std::optional<int64_t> time_to_epoch_;
   bool finished_ = false;
   uint64_t lost_records_seen_ = 0;
+  uint64_t truncations_seen_ = 0;  // SPE: TRUNCATED AUX records acted on
+  uint64_t spe_restarts_ = 0;
   std::chrono::steady_clock::time_point last_resync_{};
 };
 

@@ -50,6 +50,7 @@ void SpeLiveReader::load_time_conversion(const perf_event_mmap_page& control) {
 
 void SpeLiveReader::consume(uint32_t stream, const RawRecord& raw, const AuxRecord& record,
                             const Emit& emit) {
+  if (record.truncated()) ++counters_.truncated;
   if (stream >= areas_.size() || !areas_[stream].area.aux) return;
   AreaState& s = areas_[stream];
   AuxBuffer& aux = *s.area.aux;

@@ -34,6 +34,7 @@
 namespace profcollect {
 
 struct SpeLiveCounters {
+  uint64_t truncated = 0;             // TRUNCATED records read (at drain time: the kernel stopped the event)
   uint64_t ranges = 0;                // PERF_RECORD_AUX ranges decoded
   uint64_t bytes = 0;                 //   their bytes
   uint64_t wrapped_ranges = 0;        //   of them, wrapping around the end of the AUX area
