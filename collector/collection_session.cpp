@@ -114,6 +114,9 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
   PipelineOptions po;
   if (settings_.target.kind == TargetKind::SystemWide) po.excluded_pid = static_cast<uint32_t>(::getpid());
   po.kernel_addresses = settings_.kernel_addresses;
+  // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
+  // profile comes from the IP samples (as convert makes it of an SPE recording).
+  po.branch_ranges = selection_.engine != SamplingEngine::Spe;
   if (auto offset = engine_->time_to_epoch()) {
     po.sample_times = true;
     po.time_to_epoch = *offset;

@@ -36,6 +36,9 @@ ChosenEngine open_engine(const EngineRequest& request, const EventSelection& sel
       out.name = "perf";
       return out;
     case EngineKind::Bpf:
+      if (selection.engine == SamplingEngine::Spe)
+        throw SettingError("{engine} bpf: Arm SPE writes its samples into an AUX area, which only "
+                           "the perf engine reads; use {engine} perf or auto");
       try {
         out.engine = open_bpf(request, selection);
       } catch (const BpfError& e) {
@@ -46,6 +49,12 @@ ChosenEngine open_engine(const EngineRequest& request, const EventSelection& sel
       return out;
     case EngineKind::Auto:
       break;
+  }
+  if (selection.engine == SamplingEngine::Spe) {
+    out.engine = open_perf(request, selection);
+    out.name = "perf";
+    out.note = "engine auto: perf (Arm SPE samples come through an AUX area, which perf reads)";
+    return out;
   }
   if (selection.branch_hardware != BranchHardware::None) {
     out.engine = open_perf(request, selection);

@@ -11,6 +11,7 @@
 
 #include "collector/errno_name.h"
 #include "collector/proc_files.h"
+#include "collector/spe_pmu.h"
 
 namespace profcollect {
 
@@ -42,6 +43,8 @@ void set_engine(perf_event_attr& attr, SamplingEngine engine, uint64_t raw_confi
       attr.type = PERF_TYPE_RAW;
       attr.config = raw_config;
       break;
+    case SamplingEngine::Spe:
+      break;  // make_spe_attr() (spe_pmu.h): the PMU's own type and config
   }
 }
 
@@ -132,6 +135,27 @@ SamplingRate choose_rate(const EventOptions& o) {
     rate.value = *o.frequency_hz;
   }
   return rate;
+}
+
+// SPE samples by a fixed interval only, never below the PMU's min_interval.
+SamplingRate spe_rate(const EventOptions& o, const SpePmu& pmu) {
+  if (o.frequency_hz)
+    throw EventSelectionError("{event} spe samples by a fixed interval only: Arm SPE counts "
+                              "operations and the kernel takes no frequency for it ({frequency}); "
+                              "use {period} N (default and least: the PMU's min_interval, " +
+                              std::to_string(pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval) + ")");
+  if (o.period && *o.period == 0) throw EventSelectionError("{period} 0: the sample period must be at least 1");
+  const uint64_t floor = pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval;
+  return SamplingRate{false, std::max(o.period.value_or(floor), floor)};
+}
+
+SpeAttrOptions spe_options(const EventSelection& s, TargetKind target) {
+  SpeAttrOptions o;
+  o.period = s.rate.value;
+  o.privileged = s.spe_privileged;
+  o.include_kernel = s.include_kernel;
+  o.system_wide = target == TargetKind::SystemWide;
+  return o;
 }
 
 bool is_hex_digit(char c) {
@@ -244,6 +268,8 @@ std::string_view engine_event_name(SamplingEngine engine) {
       return "r0c4";  // as perf names the raw event
     case SamplingEngine::Raw:
       return "raw";  // the selection's name holds the config
+    case SamplingEngine::Spe:
+      return "arm_spe";  // the selection's name is the PMU's: "arm_spe_0//"
   }
   return "?";
 }
@@ -367,10 +393,18 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                                   "profiling extension, arm_spe_N); looked at: " + probe_summary(cpu) +
                                   ". Use {event} auto");
       const SpePmu& pmu = cpu.spe_pmus.front();
-      throw EventSelectionError("{event} spe: " + pmu.name + " found (type " + std::to_string(pmu.type) +
-                                ", min_interval " + std::to_string(pmu.min_interval) +
-                                "), but live SPE collection is not available yet: record with `perf "
-                                "record -e " + pmu.name + "//` and convert the perf.data");
+      s.rate = spe_rate(options, pmu);
+      s.spe_pmu = pmu;
+      s.spe_privileged = p.perfmon();  // the driver's perfmon_capable(), whatever the sysctl
+      const int err = context.probe(make_spe_attr(pmu, spe_options(s, TargetKind::Command)));
+      if (err != 0)
+        throw EventSelectionError("{event} spe: " + pmu.name + " found (type " + std::to_string(pmu.type) +
+                                  ", min_interval " + std::to_string(pmu.min_interval) +
+                                  ") but perf_event_open refused it (" + errno_name(err) + ")");
+      s.engine = SamplingEngine::Spe;
+      s.engine_note = "sampling Arm SPE (" + pmu.name + ") every " + std::to_string(s.rate.value) +
+                      " operations ({event} spe)";
+      break;
     }
     case EventRequest::Brs: {
       s.rate = brs_rate(options);
@@ -459,6 +493,26 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
           break;
         }
         why_not = "AMD BRS refused (" + errno_name(err) + ")";
+      } else if (!cpu.spe_pmus.empty() && cpu.vendor == "Arm") {
+        // An Arm machine without BRBE: SPE gives branches (one per sampled branch operation).
+        const SpePmu& pmu = cpu.spe_pmus.front();
+        if (options.frequency_hz) {
+          why_not = "Arm SPE (" + pmu.name + ") not used: it samples by interval only and {frequency} was given";
+        } else {
+          s.rate = spe_rate(options, pmu);
+          s.spe_pmu = pmu;
+          s.spe_privileged = p.perfmon();
+          const int err = context.probe(make_spe_attr(pmu, spe_options(s, TargetKind::Command)));
+          if (err == 0) {
+            s.engine = SamplingEngine::Spe;
+            s.engine_note = "no branch stack (BRBE), Arm SPE found (" + pmu.name +
+                            "): sampling operations every " + std::to_string(s.rate.value) +
+                            " with their branch targets";
+            break;
+          }
+          s.rate = choose_rate(options);
+          why_not = "Arm SPE (" + pmu.name + ") refused (" + errno_name(err) + ")";
+        }
       } else if (!cpu.probed.empty()) {
         why_not = "no branch-stack hardware (" + cpu.describe_probe() + ")";
       }
@@ -477,24 +531,31 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       break;
     }
   }
-  s.name = std::string(engine_event_name(s.engine)) + (s.kernel_only ? ":k" : s.include_kernel ? "" : ":u");
+  const char* level = s.kernel_only ? "k" : s.include_kernel ? "" : "u";
+  // perf spells a PMU event's modifiers after its slashes, without a colon: "arm_spe_0//u".
+  if (s.engine == SamplingEngine::Spe) s.name = s.spe_pmu.name + "//" + level;
+  else s.name = std::string(engine_event_name(s.engine)) + (*level ? ":" : "") + level;
   return s;
 }
 
 perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind target,
                                    bool with_build_id) {
   perf_event_attr attr;
-  std::memset(&attr, 0, sizeof attr);
-  attr.size = sizeof attr;
-  set_engine(attr, selection.engine, selection.raw_config);
-  set_rate(attr, selection.rate);
-  if (selection.engine == SamplingEngine::Raw) set_raw_privilege(attr, selection.modifiers);
-  else set_privilege(attr, selection.include_kernel);
-  if (selection.kernel_only) attr.exclude_user = 1;
-
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
-  set_branches(attr, selection.engine, selection.include_kernel, selection.branches);
+  if (selection.engine == SamplingEngine::Spe) {
+    attr = make_spe_attr(selection.spe_pmu, spe_options(selection, target));
+    if (selection.kernel_only) attr.exclude_user = 1;
+  } else {
+    std::memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    set_engine(attr, selection.engine, selection.raw_config);
+    set_rate(attr, selection.rate);
+    if (selection.engine == SamplingEngine::Raw) set_raw_privilege(attr, selection.modifiers);
+    else set_privilege(attr, selection.include_kernel);
+    if (selection.kernel_only) attr.exclude_user = 1;
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                       PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
+    set_branches(attr, selection.engine, selection.include_kernel, selection.branches);
+  }
   attr.sample_id_all = 1;
   // Side-band: mmap2 makes the kernel write MMAP2 (mmap too, as perf sets both); mmap_data
   // stays 0, so only executable mappings are reported.

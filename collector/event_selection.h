@@ -35,8 +35,9 @@
 
 namespace profcollect {
 
-// Spe: the Arm SPE PMU (spe_pmu.h). Found and refused with the reason until live SPE collection
-// exists; `auto` never takes it (recordings of it are read: spe_sample_synthesizer.h).
+// Spe: the Arm SPE PMU (spe_pmu.h), collected live through its AUX area (spe_live_reader.h);
+// refused with what was looked at where there is none. `auto` takes it on an Arm machine with
+// SPE and no branch stack (BRBE), never elsewhere.
 enum class EventRequest { Auto, Cycles, CpuClock, Lbr, Brs, Raw, Spe };
 
 // A raw event's modifiers, as perf spells them after the colon. Only these are taken: u and k
@@ -75,9 +76,10 @@ struct EventSpec {
 //   BranchStack  hardware cycles with a branch stack: Intel LBR / Arch LBR, AMD LbrExtV2, Arm BRBE
 //   Brs          AMD Zen3 BRS: raw event 0xc4 (retired taken branches) with a 16-entry branch
 //                stack; the kernel takes it only with a fixed period above 16, never freq
-// SPE would join here.
 //   Raw          a raw event of the core PMU (PERF_TYPE_RAW), with a branch stack when asked
-enum class SamplingEngine { Cycles, CpuClock, BranchStack, Brs, Raw };
+//   Spe          Arm SPE: sampled operations (PC, branch target, taken, mispredicted) written
+//                into an AUX area, by a fixed interval only (spe_pmu.h)
+enum class SamplingEngine { Cycles, CpuClock, BranchStack, Brs, Raw, Spe };
 
 // AMD BRS's raw event: RETIRED_TAKEN_BRANCH_INSTRUCTIONS (sysfs alias `branch-brs`).
 inline constexpr uint64_t kAmdBrsRawEvent = 0xc4;
@@ -144,6 +146,8 @@ struct EventSelection {
   uint64_t raw_config = 0;   // Raw: the config
   EventModifiers modifiers;  // Raw: after the kernel rule (a bare raw event may become :u)
   std::optional<BranchFilter> branches;  // the branch request; empty: the engine's default
+  SpePmu spe_pmu;            // Spe: the PMU (its type and min_interval)
+  bool spe_privileged = false;  // Spe: CAP_PERFMON, physical addresses and timestamps may be asked
   std::string engine_note;   // which event and why: "no hardware PMU (cycles: ENOENT), ..."
   std::string kernel_note;   // empty, or why kernel samples are left out
   std::string rate_note;     // empty, or why -F was lowered
@@ -165,6 +169,8 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
 //                    uk: exclude_hv|guest), precise_ip from p
 //   branches         branch_sample_type ANY|USER[|KERNEL] for branch engines (perf's -j any,u[,k]);
 //                    `branches` when set: ANY plus its u/k (perf's -b: ANY alone)
+//   Spe              make_spe_attr()'s type, config and interval (no PERIOD in sample_type), with
+//                    the side-band bits above
 //   start            disabled; inherit unless system-wide (new threads and children follow);
 //                    enable_on_exec in command mode
 perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind target,

@@ -92,6 +92,7 @@ void LiveRecordSource::count(const Record& r) {
     ++counters_.aux_records;
     counters_.aux_bytes += a->aux_size;
     if (a->truncated()) ++counters_.aux_truncated;
+    if (a->partial()) ++counters_.aux_partial;
     if (a->collision()) ++counters_.aux_collisions;
   }
 }
@@ -148,6 +149,29 @@ size_t LiveRecordSource::add_all_existing_processes() {
   return added;
 }
 
+void LiveRecordSource::read_spe(uint32_t pmu_type, std::vector<SpeLiveReader::Area> areas) {
+  spe_ = std::make_unique<SpeLiveReader>(state_, pmu_type, std::move(areas));
+}
+
+// A PERF_RECORD_AUX read from buffer `stream`: its AUX bytes are decoded now, while they are
+// the reader's (the buffer's pass gives them back), into samples that join the time order.
+void LiveRecordSource::consume_aux(std::span<const uint8_t> bytes, uint32_t stream) {
+  RawRecord raw;
+  raw.type = perf_abi::kAux;
+  raw.misc = perf_abi::load<uint16_t>(bytes.data() + 4);
+  raw.bytes = bytes;
+  raw.offset = counters_.bytes;
+  raw.stream = stream;
+  Record decoded;
+  try {
+    intake_decoder_.decode(raw, decoded);
+  } catch (const RecordFormatError&) {
+    return;  // counted as malformed when the record itself leaves the time order
+  }
+  if (const auto* aux = std::get_if<AuxRecord>(&decoded))
+    spe_->consume(stream, raw, *aux, [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
+}
+
 uint64_t LiveRecordSource::drain() {
   const uint64_t before = counters_.bytes;
   uint64_t skipped = 0, corrupt_heads = 0;
@@ -156,11 +180,14 @@ uint64_t LiveRecordSource::drain() {
     rb.begin_pass();
     std::span<const uint8_t> record;
     while (rb.next(record)) {
+      if (spe_ && perf_abi::load<uint32_t>(record.data()) == perf_abi::kAux)
+        consume_aux(record, static_cast<uint32_t>(i));
       push_raw(record, static_cast<uint32_t>(i));
       ++counters_.records;
       counters_.bytes += record.size();
     }
     rb.end_pass();
+    if (spe_) spe_->end_pass(static_cast<uint32_t>(i));
     skipped += rb.skipped_bytes();
     corrupt_heads += rb.corrupt_heads();
   }
@@ -178,6 +205,21 @@ void LiveRecordSource::release_until(uint64_t time) { orderer_.release_until(tim
 bool LiveRecordSource::next(Record& out) {
   RawRecord raw;
   while (orderer_.pop(raw)) {
+    if (spe_) {
+      spe_->observe(raw);
+      if (spe_->is_sample(raw)) {
+        SampleRecord sample;
+        try {
+          spe_->decode(raw, sample);
+        } catch (const RecordFormatError&) {
+          ++counters_.malformed;
+          continue;
+        }
+        out = sample;
+        ++counters_.samples;
+        return true;
+      }
+    }
     try {
       output_decoder_.decode(raw, out);
     } catch (const RecordFormatError&) {

@@ -35,6 +35,7 @@
 #include "collector/record_decoder.h"
 #include "collector/record_source.h"
 #include "collector/ring_buffer.h"
+#include "collector/spe_live_reader.h"
 #include "collector/synthetic_records.h"
 #include "collector/time_orderer.h"
 
@@ -62,6 +63,7 @@ struct LiveCounters {
   uint64_t aux_records = 0;       // PERF_RECORD_AUX: AUX-area data written (SPE, PT)
   uint64_t aux_bytes = 0;         //   the bytes they say were written
   uint64_t aux_truncated = 0;     //   of them, marked TRUNCATED: the AUX area was full
+  uint64_t aux_partial = 0;       //   of them, marked PARTIAL: the hardware left a gap
   uint64_t aux_collisions = 0;    //   of them, marked COLLISION: samples collided (SPE)
   uint64_t synthesized = 0;       // records made from /proc
   uint64_t malformed = 0;         // records that did not decode (skipped)
@@ -98,6 +100,14 @@ class LiveRecordSource : public RecordSource {
   // Queues raw records made elsewhere (tests, other synthesizers), same rules.
   void add_synthesized(std::span<const uint8_t> records);
 
+  // The buffers' AUX areas (by buffer index, as `buffers`) hold the Arm SPE data of the attr of
+  // type `pmu_type`: each PERF_RECORD_AUX a drain reads has its bytes decoded into samples
+  // (spe_live_reader.h), which join the time order; the bytes go back to the kernel at the end
+  // of the buffer's pass. Call before the first drain().
+  void read_spe(uint32_t pmu_type, std::vector<SpeLiveReader::Area> areas);
+  // The SPE reader's counters; null without read_spe().
+  const SpeLiveReader* spe() const { return spe_.get(); }
+
   // One pass over every buffer; returns the bytes read.
   uint64_t drain();
   // No more drains will come: what is queued becomes ready.
@@ -123,6 +133,7 @@ class LiveRecordSource : public RecordSource {
  private:
   void count(const Record& r);
   void push_raw(std::span<const uint8_t> bytes, uint32_t stream);
+  void consume_aux(std::span<const uint8_t> bytes, uint32_t stream);
 
   PerfSessionState state_;
   RecordDecoder intake_decoder_;  // reads each record's time for ordering (peek_time)
@@ -133,6 +144,7 @@ class LiveRecordSource : public RecordSource {
   SampleIdLayout layout_;
   LiveCounters counters_;
   std::vector<uint8_t> synthesis_buffer_;
+  std::unique_ptr<SpeLiveReader> spe_;
 };
 
 }  // namespace profcollect

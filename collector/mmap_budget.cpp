@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 
@@ -95,6 +96,35 @@ uint32_t choose_mmap_pages(const LockBudget& budget, uint32_t buffers,
                           " buffers, one per CPU) exceeds what this user may lock (" +
                           budget.describe() + "); " + how_to_raise());
   return static_cast<uint32_t>(pages);
+}
+
+AuxBufferPages choose_aux_buffer_pages(const LockBudget& budget, uint32_t buffers,
+                                       std::optional<uint64_t> requested) {
+  if (buffers == 0) buffers = 1;
+  const uint64_t limit = budget.lockable_pages();
+  const uint64_t page = budget.page_size ? budget.page_size : 4096;
+  const uint64_t aux_cap =
+      std::max<uint64_t>(kMinAuxPages, (limit == kUnlimited ? kUnlimitedAuxBytes : kDefaultAuxBytes) / page);
+  uint64_t data = requested ? choose_mmap_pages(budget, buffers, requested)
+                            : std::max<uint64_t>(1, std::bit_floor(kDefaultDataBytesBesideAux / page));
+  auto aux_fitting = [&](uint64_t data_pages) -> uint64_t {
+    if (limit == kUnlimited) return std::bit_floor(aux_cap);
+    const uint64_t used = cost(buffers, data_pages);
+    if (used >= limit) return 0;
+    const uint64_t per_buffer = (limit - used) / buffers;
+    const uint64_t fits = std::bit_floor(std::min(per_buffer, aux_cap));
+    return fits >= kMinAuxPages ? fits : 0;
+  };
+  uint64_t aux = aux_fitting(data);
+  while (aux == 0 && !requested && data > 1) aux = aux_fitting(data >>= 1);
+  if (aux == 0)
+    throw BufferSizeError(std::to_string(buffers) + " ring buffers (one per CPU) of " +
+                          std::to_string(data) + " data pages + 1 control page and an AUX area of " +
+                          std::to_string(kMinAuxPages) + " pages (the least the kernel takes) need " +
+                          kib(buffers * (data + 1 + kMinAuxPages) * page) +
+                          " of locked memory, but this user may lock only " + budget.describe() +
+                          "; " + (requested ? "use a smaller {mmap_pages}, or " : "") + how_to_raise());
+  return AuxBufferPages{static_cast<uint32_t>(data), static_cast<uint32_t>(aux)};
 }
 
 std::string buffer_refused_message(const LockBudget& budget, uint32_t buffers, uint32_t pages) {

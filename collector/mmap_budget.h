@@ -47,6 +47,27 @@ inline constexpr uint32_t kDefaultMaxMmapPages = 128;
 uint32_t choose_mmap_pages(const LockBudget& budget, uint32_t buffers,
                            std::optional<uint64_t> requested);
 
+// An AUX area (Arm SPE's trace) beside each buffer's data area. The kernel charges its pages to
+// the same allowance as the data pages (perf_mmap, the AUX branch), and takes only a power of
+// two, at least kMinAuxPages. perf's defaults for an SPE event: 256 KiB of data and 128 KiB of
+// AUX per CPU for an unprivileged user, 4 MiB of AUX with an unlimited budget.
+inline constexpr uint32_t kMinAuxPages = 2;
+inline constexpr uint64_t kDefaultAuxBytes = 128 * 1024;
+inline constexpr uint64_t kUnlimitedAuxBytes = 4 * 1024 * 1024;
+inline constexpr uint64_t kDefaultDataBytesBesideAux = 256 * 1024;
+
+struct AuxBufferPages {
+  uint32_t data_pages = 0;
+  uint32_t aux_pages = 0;
+};
+
+// Data and AUX pages per buffer for `buffers` buffers. `requested` (-m, data pages) is checked as
+// choose_mmap_pages() does; without it the data area is perf's default, halved while that leaves
+// no room for kMinAuxPages. The AUX area is then the largest power of two up to perf's default
+// that fits what is left. Throws BufferSizeError when not even kMinAuxPages fit.
+AuxBufferPages choose_aux_buffer_pages(const LockBudget& budget, uint32_t buffers,
+                                       std::optional<uint64_t> requested);
+
 // The message for an mmap refused with EPERM although the budget said it fits (another
 // process of this user holds part of the allowance).
 std::string buffer_refused_message(const LockBudget& budget, uint32_t buffers, uint32_t pages);

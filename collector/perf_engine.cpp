@@ -1,6 +1,7 @@
 #include "collector/perf_engine.h"
 
 #include <time.h>
+#include <unistd.h>
 
 #include "collector/clock_time.h"
 #include "collector/live_record_source.h"
@@ -22,15 +23,22 @@ std::string dummy_name(const perf_event_attr& dummy) {
 }  // namespace
 
 PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
-    : options_(std::move(options)) {
+    : options_(std::move(options)), spe_(selection.engine == SamplingEngine::Spe) {
   PerfPermissions permissions = PerfPermissions::of_this_process();
   perf_event_attr attr = make_sampling_attr(selection, options_.target.kind);
-  // Sample times on CLOCK_MONOTONIC, so they convert to wall-clock time.
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
+  if (!spe_) {
+    // Sample times on CLOCK_MONOTONIC, so they convert to wall-clock time. Not for SPE: its
+    // timestamps convert to perf's own clock only (the control page's time_zero), and the
+    // side-band must be on the same clock to attribute samples to threads.
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+  }
   std::vector<EventSetMember> members;
-  if (options_.side_band == SideBand::DummyEvent) {
-    const SideBandAttrs split = split_side_band(attr);
+  if (options_.side_band == SideBand::DummyEvent || spe_) {
+    // SPE: the side-band on a dummy event as perf's tracking event, with context switches
+    // (the CPU's current task, for records without a CONTEXT packet).
+    SideBandAttrs split = split_side_band(attr);
+    if (spe_) split.dummy.context_switch = 1;
     members.push_back({split.sampling, selection.name, EventOutput::RingBuffer});
     members.push_back({split.dummy, dummy_name(split.dummy), EventOutput::RingBuffer});
   } else {
@@ -40,10 +48,26 @@ PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions option
   EventSetOptions so;
   so.event_name = selection.name;
   LockBudget budget = LockBudget::of_this_process(permissions);
-  so.mmap_pages = choose_mmap_pages(budget, static_cast<uint32_t>(online_cpus().size()), options_.mmap_pages);
+  const auto buffers = static_cast<uint32_t>(online_cpus().size());
+  if (spe_) {
+    const AuxBufferPages pages = choose_aux_buffer_pages(budget, buffers, options_.mmap_pages);
+    so.mmap_pages = pages.data_pages;
+    so.aux_pages = pages.aux_pages;
+  } else {
+    so.mmap_pages = choose_mmap_pages(budget, buffers, options_.mmap_pages);
+  }
   events_ = std::make_unique<PerfEventSet>(std::move(members), options_.target, so, permissions);
   source_ = std::make_unique<LiveRecordSource>(*events_);
-  time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+  if (spe_) {
+    std::vector<SpeLiveReader::Area> areas;
+    const std::vector<AuxBuffer*> aux = events_->aux_buffers();
+    for (size_t i = 0; i < aux.size(); ++i)
+      areas.push_back({aux[i], static_cast<uint32_t>(events_->cpus()[i])});
+    source_->read_spe(selection.spe_pmu.type, std::move(areas));
+    time_to_epoch_.reset();  // perf's clock has no known relation to the wall clock here
+  } else {
+    time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+  }
 }
 
 PerfEngine::~PerfEngine() = default;
@@ -62,6 +86,7 @@ bool PerfEngine::targets_alive() const {
 
 void PerfEngine::drain(SamplePipeline& pipeline) {
   source_->drain();
+  restart_after_truncation();
   Record r;
   while (source_->next(r)) pipeline.consume(r);
   resync_after_loss();
@@ -69,7 +94,22 @@ void PerfEngine::drain(SamplePipeline& pipeline) {
 
 void PerfEngine::absorb() {
   // After finish() the source takes no more reads (and the events are disabled: nothing comes).
-  if (!finished_) source_->drain();
+  if (!finished_) {
+    source_->drain();
+    restart_after_truncation();
+  }
+}
+
+void PerfEngine::restart_after_truncation() {
+  // A full AUX area makes the kernel stop the event (perf_aux_output_begin finds no room: a
+  // pending disable) and say so with a TRUNCATED record. Its bytes have just been given back,
+  // so the events are enabled again (a no-op on those still running; a command's events wrote
+  // nothing before its exec enabled them); the gap stays counted.
+  const SpeLiveReader* spe = source_->spe();
+  if (!spe || spe->counters().truncated == truncations_seen_) return;
+  truncations_seen_ = spe->counters().truncated;
+  events_->enable();
+  ++spe_restarts_;
 }
 
 void PerfEngine::finish(SamplePipeline& pipeline) {
@@ -106,6 +146,37 @@ EngineCounters PerfEngine::counters() const {
 }
 
 std::vector<std::string> PerfEngine::notes() const { return events_->notes(); }
+
+void PerfEngine::describe(nlohmann::ordered_json& status) const {
+  const SpeLiveReader* spe = source_->spe();
+  if (!spe) return;
+  const LiveCounters& c = source_->counters();
+  const SpeDecodeTally& t = source_->session().spe;
+  const SpeLiveCounters& r = spe->counters();
+  status["arm_spe"] = {
+      {"aux_pages", events_->aux_buffers().empty() || !events_->aux_buffers()[0]
+                        ? 0 : events_->aux_buffers()[0]->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE))},
+      {"aux_records", c.aux_records},
+      {"aux_bytes", c.aux_bytes},
+      {"aux_truncated", c.aux_truncated},
+      {"aux_partial", c.aux_partial},
+      {"aux_collisions", c.aux_collisions},
+      {"restarts_after_truncation", spe_restarts_},
+      {"aux_ranges_decoded", r.ranges},
+      {"aux_ranges_wrapped", r.wrapped_ranges},
+      {"aux_ranges_invalid", r.invalid_ranges},
+      {"aux_bytes_unannounced", r.bytes_unannounced},
+      {"records", t.records},
+      {"taken_branches", t.taken_branches},
+      {"records_without_pc", t.records_without_pc},
+      {"records_dropped", t.records_dropped},
+      {"bytes_skipped", t.bytes_skipped},
+      {"bytes_truncated", t.bytes_truncated},
+      {"threads_from_context", r.threads_from_context},
+      {"threads_from_switches", r.threads_from_switches},
+      {"threads_unknown", r.threads_unknown},
+  };
+}
 
 std::vector<perf_event_attr> PerfEngine::opened_attrs() const {
   std::vector<perf_event_attr> out;

@@ -1,5 +1,7 @@
 // The perf_event engine: one sampling event per CPU or per thread (cycles, cpu-clock, a raw
-// event, LBR, BRS), with one ring buffer per CPU, decoded by LiveRecordSource in time order.
+// event, LBR, BRS, Arm SPE), with one ring buffer per CPU, decoded by LiveRecordSource in time
+// order. Arm SPE also maps an AUX area per buffer, read by the PERF_RECORD_AUX records
+// (spe_live_reader.h), its side-band on a dummy event with context switches.
 // The task and mmap records (side-band) come from the sampling event itself (the default), or
 // from a software dummy event opened beside it and writing into the same buffers
 // (SideBand::DummyEvent, as perf record's tracking event; side_band_attr.h): then the sampling
@@ -50,23 +52,30 @@ class PerfEngine : public CollectionEngine {
   void finish(SamplePipeline& pipeline) override;
   bool targets_alive() const override;
   EngineCounters counters() const override;
+  // None for SPE: its samples are on perf's clock (see the constructor).
   std::optional<int64_t> time_to_epoch() const override { return time_to_epoch_; }
   std::vector<std::string> event_names() const override { return event_names_; }
   std::vector<std::string> notes() const override;
+  // SPE: the AUX records' flags and the decoder's counts, under "arm_spe".
+  void describe(nlohmann::ordered_json& status) const override;
 
   // The attrs as opened, by attr index (the sampling event first), for diagnostics and tests.
   std::vector<perf_event_attr> opened_attrs() const;
 
  private:
   void resync_after_loss();
+  void restart_after_truncation();
 
   PerfEngineOptions options_;
   std::vector<std::string> event_names_;
   std::unique_ptr<PerfEventSet> events_;
   std::unique_ptr<LiveRecordSource> source_;
-  int64_t time_to_epoch_ = 0;
+  bool spe_ = false;
+  std::optional<int64_t> time_to_epoch_;
   bool finished_ = false;
   uint64_t lost_records_seen_ = 0;
+  uint64_t truncations_seen_ = 0;  // SPE: TRUNCATED AUX records acted on
+  uint64_t spe_restarts_ = 0;
   std::chrono::steady_clock::time_point last_resync_{};
 };
 

@@ -48,7 +48,7 @@ PerfEventSet::EventList::~EventList() {
 PerfEventSet::PerfEventSet(std::vector<EventSetMember> members, const CollectionTarget& target,
                            const EventSetOptions& options, const PerfPermissions& permissions)
     : members_(std::move(members)), opened_(members_.size(), 0), target_(target),
-      permissions_(permissions), mmap_pages_(options.mmap_pages),
+      permissions_(permissions), mmap_pages_(options.mmap_pages), aux_pages_(options.aux_pages),
       cpus_(options.cpus.empty() ? online_cpus() : options.cpus), ids_(members_.size()) {
   if (members_.empty()) throw PerfEventError(Kind::Other, 0, "no event to open");
   buffers_.resize(cpus_.size());
@@ -138,7 +138,7 @@ void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid, size_t member) {
     // No buffer: the kernel keeps its overflows for whoever is attached to the event.
   } else if (!buffer) {
     try {
-      buffer = std::make_unique<MappedRingBuffer>(fd, mmap_pages_);
+      buffer = std::make_unique<MappedRingBuffer>(fd, mmap_pages_, aux_pages_);
     } catch (const std::system_error& e) {
       const int err = e.code().value();
       if (err == EPERM)
@@ -180,6 +180,13 @@ std::vector<RingBuffer*> PerfEventSet::ring_buffers() {
   std::vector<RingBuffer*> out;
   for (auto& b : buffers_)
     if (b) out.push_back(&b->reader());
+  return out;
+}
+
+std::vector<AuxBuffer*> PerfEventSet::aux_buffers() {
+  std::vector<AuxBuffer*> out;
+  for (auto& b : buffers_)
+    if (b) out.push_back(b->has_aux() ? &b->aux() : nullptr);
   return out;
 }
 

@@ -51,6 +51,10 @@ struct EventSetOptions {
   uint32_t mmap_pages = 128;  // data pages per buffer, a power of two (choose_mmap_pages)
   std::vector<int> cpus;      // empty: every online CPU
   std::string event_name;     // the single attr's name (one-attr constructor): "cpu-clock:u"
+  // AUX pages per buffer (0: none), a power of two of at least 2 (choose_aux_buffer_pages),
+  // mapped on the event that owns the buffer: the first member must then be the AUX event
+  // (Arm SPE); the CPU's other events write into its data area.
+  uint32_t aux_pages = 0;
 };
 
 class PerfEventSet {
@@ -100,6 +104,8 @@ class PerfEventSet {
   // The ring buffers, one per CPU, in cpus() order (for LiveRecordSource); none when no member
   // writes into one.
   std::vector<RingBuffer*> ring_buffers();
+  // Their AUX areas, in the same order (null where none is mapped).
+  std::vector<AuxBuffer*> aux_buffers();
 
   // Events whose thread (or an inherited child of it) still lives: polls every event fd
   // without waiting and counts those without POLLHUP. System-wide events never hang up.
@@ -126,6 +132,7 @@ class PerfEventSet {
   CollectionTarget target_;
   PerfPermissions permissions_;
   uint32_t mmap_pages_;
+  uint32_t aux_pages_;
   std::vector<int> cpus_;
   EventList events_;
   std::vector<std::unique_ptr<MappedRingBuffer>> buffers_;  // by cpu index

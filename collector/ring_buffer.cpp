@@ -144,6 +144,22 @@ void AuxBuffer::end_pass() {
   __atomic_store_n(&control_->aux_tail, tail_, __ATOMIC_RELEASE);
 }
 
+AuxBuffer::Bytes AuxBuffer::announced(uint64_t offset, uint64_t size) const {
+  // Counted from the tail without overflow: offset in [tail, tail + area), end within the area.
+  if (offset - tail_ > mask_ + 1 || size > mask_ + 1 - (offset - tail_)) return Bytes{offset, {}, {}};
+  return pieces(offset, size);
+}
+
+bool AuxBuffer::release(uint64_t end) {
+  if (end - tail_ > mask_ + 1) return false;
+  bytes_read_ += end - tail_;
+  tail_ = end;
+  if (head_ - tail_ > mask_ + 1) head_ = tail_;  // a pass's snapshot never lags the tail
+  // Release: every read of the bytes happens before the kernel may write over them.
+  __atomic_store_n(&control_->aux_tail, tail_, __ATOMIC_RELEASE);
+  return true;
+}
+
 MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages, uint32_t aux_pages) : fd_(fd) {
   if (aux_pages != 0 && !std::has_single_bit(aux_pages))
     throw std::invalid_argument("AUX area of " + std::to_string(aux_pages) +

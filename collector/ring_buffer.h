@@ -104,6 +104,19 @@ class AuxBuffer {
   // Gives every byte of the pass back to the kernel.
   void end_pass();
 
+  // The live reading by PERF_RECORD_AUX (spe_live_reader.h), without a pass: the bytes a record
+  // announced, [offset, offset + size), if they lie between aux_tail and one area further
+  // (empty otherwise). The kernel writes the record after the bytes and publishes aux_head only
+  // after the record (perf_aux_output_end), so a reader that has the record (data_head loaded
+  // with acquire) may read its bytes although aux_head may not yet say so.
+  Bytes announced(uint64_t offset, uint64_t size) const;
+  // Gives the bytes up to stream position `end` back to the kernel (aux_tail, release store,
+  // after every read of them). A position behind aux_tail or more than the area ahead is
+  // refused (false): it cannot come from the kernel.
+  bool release(uint64_t end);
+  uint64_t tail() const { return tail_; }
+  const perf_event_mmap_page& control() const { return *control_; }
+
   size_t size() const { return mask_ + 1; }
   uint64_t bytes_read() const { return bytes_read_; }
   uint64_t corrupt_heads() const { return corrupt_heads_; }

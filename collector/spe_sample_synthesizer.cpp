@@ -101,26 +101,46 @@ uint64_t SpeSampleSynthesizer::perf_time(uint64_t cycles) const {
   return time_zero_ + quot * time_mult_ + ((rem * time_mult_) >> time_shift_);
 }
 
+void SpeSampleSynthesizer::use_pmu(uint32_t pmu_type) {
+  pmu_type_ = pmu_type;
+  attr_checked_ = false;
+}
+
+void SpeSampleSynthesizer::set_time_conversion(uint16_t shift, uint32_t mult, uint64_t zero,
+                                               bool short_counter, uint64_t cycles, uint64_t mask) {
+  time_shift_ = shift;
+  time_mult_ = mult;
+  time_zero_ = zero;
+  cap_user_time_short_ = short_counter;
+  time_cycles_ = cycles;
+  time_mask_ = mask;
+}
+
 void SpeSampleSynthesizer::synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
                                       const std::function<void(const RawRecord&, uint64_t)>& emit) {
+  // struct perf_record_auxtrace: size, offset, reference, idx, tid, cpu.
+  if (active() && resolve_attr() != UINT32_MAX && auxtrace.bytes.size() < 48) throw RecordFormatError("AUXTRACE record shorter than 48 bytes");
+  const uint32_t chunk_tid = auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 36) : UINT32_MAX;
+  const uint32_t cpu = auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 40) : UINT32_MAX;
+  synthesize_chunk(payload, chunk_tid, cpu, auxtrace, emit);
+}
+
+void SpeSampleSynthesizer::synthesize_chunk(std::span<const uint8_t> payload, uint32_t chunk_tid,
+                                            uint32_t cpu, const RawRecord& where,
+                                            const std::function<void(const RawRecord&, uint64_t)>& emit) {
   SpeDecodeTally& tally = state_.info().spe;
   ++tally.chunks;
   if (!active() || resolve_attr() == UINT32_MAX) {
     tally.bytes_undecoded += payload.size();
     return;
   }
-  // struct perf_record_auxtrace: size, offset, reference, idx, tid, cpu.
-  if (auxtrace.bytes.size() < 48) throw RecordFormatError("AUXTRACE record shorter than 48 bytes");
-  const uint32_t chunk_tid = abi::load<uint32_t>(auxtrace.bytes.data() + 36);
-  const uint32_t cpu = abi::load<uint32_t>(auxtrace.bytes.data() + 40);
-
   scratch_.resize(kSampleSize);
   uint8_t* p = scratch_.data();
   RawRecord out;
   out.type = kSampleRecordType;
   out.bytes = {p, kSampleSize};
-  out.offset = auxtrace.offset;
-  out.stream = auxtrace.stream;
+  out.offset = where.offset;
+  out.stream = where.stream;
 
   spe::SpePacketDecoder decoder(payload);
   spe::Record r;

@@ -45,6 +45,29 @@ class SpeSampleSynthesizer {
   void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
                   const std::function<void(const RawRecord&, uint64_t)>& emit);
 
+  // Live collection (spe_live_reader.h): no AUXTRACE_INFO or TIME_CONV comes, the engine says
+  // what they would: the SPE PMU's type, and the conversion of SPE timestamps to perf time the
+  // kernel publishes in the control page (time_shift, time_mult, time_zero; cap_user_time_zero).
+  void use_pmu(uint32_t pmu_type);
+  // `short_counter`: cap_user_time_short, the counter is `mask` wide and counts from `cycles`.
+  void set_time_conversion(uint16_t shift, uint32_t mult, uint64_t zero, bool short_counter = false,
+                           uint64_t cycles = 0, uint64_t mask = 0);
+
+  // The record -> sample step of synthesize() for one chunk of SPE bytes however it came (an
+  // AUXTRACE payload, a PERF_RECORD_AUX range of a live AUX area): `chunk_tid` is the thread
+  // of records without a CONTEXT packet (UINT32_MAX: none known; the samples then carry
+  // kNoPid and the caller may give them the CPU's current task), `where` the offset and
+  // stream the samples carry.
+  void synthesize_chunk(std::span<const uint8_t> payload, uint32_t chunk_tid, uint32_t cpu,
+                        const RawRecord& where,
+                        const std::function<void(const RawRecord&, uint64_t)>& emit);
+
+  // The process of thread `tid` as COMM/FORK records said (the thread itself when none did).
+  uint32_t pid_of(uint32_t tid) const {
+    auto it = pid_of_tid_.find(tid);
+    return it != pid_of_tid_.end() ? it->second : tid;
+  }
+
   // A kSampleRecordType record as a sample; its branch stack points at `branch`.
   void decode(const RawRecord& raw, SampleRecord& out, BranchEntry& branch) const;
 

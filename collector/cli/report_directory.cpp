@@ -178,6 +178,19 @@ void print_collection(const std::string& dir, const ordered_json& c) {
     std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " counted in the kernel; %" PRIu64 " not stored)\n",
                 "ambiguous", ambiguous, percent(ambiguous, counted), counted, number(c["bpf"], "not_stored"));
   }
+  // Arm SPE: what the AUX records said (data lost to a full area, gaps, collided samples) and
+  // what the decoder made of the bytes.
+  if (c.contains("arm_spe") && c["arm_spe"].is_object()) {
+    const ordered_json& a = c["arm_spe"];
+    std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " bytes; %" PRIu64 " truncated, %" PRIu64
+                " partial, %" PRIu64 " collision)\n",
+                "SPE AUX records", number(a, "aux_records"), number(a, "aux_bytes"), number(a, "aux_truncated"),
+                number(a, "aux_partial"), number(a, "aux_collisions"));
+    std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " taken branches; %" PRIu64 " dropped, %" PRIu64
+                " bytes skipped, %" PRIu64 " without a thread)\n",
+                "SPE records", number(a, "records"), number(a, "taken_branches"), number(a, "records_dropped"),
+                number(a, "bytes_skipped"), number(a, "threads_unknown"));
+  }
   std::printf("  %-28s %12" PRIu64 "  (%.2f%%) in %" PRIu64 " profiled binaries\n", "mapped",
               number(c, "mapped"), percent(number(c, "mapped"), samples), number(c, "binaries"));
   if (c.contains("unmapped") && c["unmapped"].is_object()) {

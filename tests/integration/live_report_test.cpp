@@ -148,5 +148,31 @@ TEST_F(LiveReportTest, DamagedOrForeignDirectoriesAreRefused) {
   }
 }
 
+// An SPE collection's counts (collection.json's "arm_spe", written by the perf engine when it
+// reads an SPE AUX area; no SPE hardware here, so they are put into a real collection's file):
+// the report prints them as the file holds them.
+TEST_F(LiveReportTest, ReportShowsTheSpeCountsOfTheCollection) {
+  const fs::path spin = fixture("live_spin");
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  const ProfcollectRun run = run_profcollect({"-q", "-o", out.string(), "--", spin.string(), "a", "0.2"});
+  ASSERT_EQ(run.run.exit_code, 0) << run.describe();
+  nlohmann::ordered_json collection = nlohmann::ordered_json::parse(read_file(out / "collection.json"));
+  collection["arm_spe"] = {{"aux_records", 31}, {"aux_bytes", 65536}, {"aux_truncated", 2}, {"aux_partial", 3},
+                           {"aux_collisions", 5}, {"records", 1021}, {"taken_branches", 407},
+                           {"records_dropped", 7}, {"bytes_skipped", 11}, {"threads_unknown", 13}};
+  write_file(out / "collection.json", collection.dump(2));
+  const ProfcollectRun report = run_profcollect({"report", out.string()});
+  ASSERT_EQ(report.run.exit_code, 0) << report.describe();
+  EXPECT_NE(report.run.out.find("SPE AUX records                        31  (65536 bytes; 2 truncated, 3 partial, "
+                                "5 collision)"),
+            std::string::npos)
+      << report.run.out;
+  EXPECT_NE(report.run.out.find("SPE records                          1021  (407 taken branches; 7 dropped, 11 bytes "
+                                "skipped, 13 without a thread)"),
+            std::string::npos)
+      << report.run.out;
+}
+
 }  // namespace
 }  // namespace profcollect::test

@@ -100,5 +100,36 @@ TEST(OnlineCpus, ParsesKernelCpuLists) {
   EXPECT_FALSE(online_cpus().empty());
 }
 
+// An SPE buffer: the data pages, the control page and the AUX pages, all charged by the kernel.
+TEST(MmapBudget, AuxAreaBesideTheDataAreaFitsTheSameBudget) {
+  // 258 pages for 2 buffers: perf's SPE defaults, 64 data pages (256 KiB) and 32 AUX pages
+  // (128 KiB) each: 2 x (64 + 1 + 32) = 194.
+  AuxBufferPages p = choose_aux_buffer_pages(two_cpus(0), 2, std::nullopt);
+  EXPECT_EQ(p.data_pages, 64u);
+  EXPECT_EQ(p.aux_pages, 32u);
+  // 32 pages for 2 buffers: the data area halves until an AUX area fits, 2 x (8 + 1 + 4) = 26.
+  LockBudget tight = two_cpus(0);
+  tight.mlock_kb_per_cpu = 64;
+  p = choose_aux_buffer_pages(tight, 2, std::nullopt);
+  EXPECT_EQ(p.data_pages, 8u);
+  EXPECT_EQ(p.aux_pages, 4u);
+  EXPECT_LE(2 * (p.data_pages + 1 + p.aux_pages), tight.lockable_pages());
+  // 4 pages for 2 buffers: a data page and the control page each, no room for 2 AUX pages.
+  tight.mlock_kb_per_cpu = 8;
+  EXPECT_THROW(choose_aux_buffer_pages(tight, 2, std::nullopt), BufferSizeError);
+  // A requested data size is kept: when it leaves no room, the message says to lower it.
+  try {
+    choose_aux_buffer_pages(two_cpus(0), 2, 128);
+    ADD_FAILURE() << "128 data pages and an AUX area in 258 pages";
+  } catch (const BufferSizeError& e) {
+    EXPECT_NE(std::string(e.what()).find("AUX area"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("use a smaller"), std::string::npos) << e.what();
+  }
+  // Unlimited (CAP_IPC_LOCK): perf's 4 MiB of AUX.
+  LockBudget unlimited = two_cpus();
+  unlimited.unlimited = true;
+  EXPECT_EQ(choose_aux_buffer_pages(unlimited, 2, std::nullopt).aux_pages, 1024u);
+}
+
 }  // namespace
 }  // namespace profcollect

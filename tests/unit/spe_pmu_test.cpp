@@ -6,7 +6,9 @@
 
 #include <map>
 #include <set>
+#include <cerrno>
 
+#include "collector/engine_choice.h"
 #include "collector/event_selection.h"
 #include "collector/perf_permissions.h"
 
@@ -101,21 +103,129 @@ TEST(SpePmu, SpeRequestSaysWhatIsMissing) {
   } catch (const EventSelectionError& e) {
     EXPECT_NE(std::string(e.what()).find("no Arm SPE PMU"), std::string::npos) << e.what();
   }
+}
+
+// The attrs the kernel is asked for, in order.
+struct ProbeLog {
+  std::vector<perf_event_attr> asked;
+  int answer = 0;
+  PerfOpenProbe probe() {
+    return [this](const perf_event_attr& a) {
+      asked.push_back(a);
+      return answer;
+    };
+  }
+};
+
+TEST(SpePmu, SpeSelectsThePmuWhereThereIsOne) {
+  SelectionContext c = context_of(neoverse());
+  ProbeLog log;
+  c.probe = log.probe();
+  EventOptions o;
+  o.event = EventRequest::Spe;
+  o.period = 100;  // below min_interval: raised
+  const EventSelection s = select_event(o, c);
+  EXPECT_EQ(s.engine, SamplingEngine::Spe);
+  EXPECT_EQ(s.spe_pmu.type, 8u);
+  EXPECT_EQ(s.rate.value, 1024u);
+  EXPECT_FALSE(s.rate.by_frequency);
+  EXPECT_EQ(s.name, "arm_spe_0//u");  // paranoid 2, no CAP_PERFMON: user space only
+  ASSERT_EQ(log.asked.size(), 1u);
+  EXPECT_EQ(log.asked[0].type, 8u) << "the trial opens the SPE PMU itself";
+
+  // The attr of the collection: the PMU's type, timestamps and jitter, no physical addresses
+  // without CAP_PERFMON, the interval; the side-band bits the engine splits off to its dummy.
+  const perf_event_attr a = make_sampling_attr(s, TargetKind::SystemWide);
+  EXPECT_EQ(a.type, 8u);
+  EXPECT_EQ(a.config, kSpeTsEnable | kSpeJitter);
+  EXPECT_EQ(a.sample_period, 1024u);
+  EXPECT_EQ(a.freq, 0u);
+  EXPECT_EQ(a.exclude_kernel, 1u);
+  EXPECT_EQ(a.inherit, 0u);
+  EXPECT_EQ(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(a.sample_type & PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IDENTIFIER);
+  EXPECT_EQ(a.mmap2 + a.comm + a.task + a.sample_id_all, 4u);
+  EXPECT_EQ(make_sampling_attr(s, TargetKind::Processes).inherit, 1u);
+
+  // CAP_PERFMON: physical addresses and timestamps, kernel samples.
+  c.permissions = PerfPermissions::from(2, uint64_t{1} << kCapPerfmon, 1000);
+  const EventSelection p = select_event(o, c);
+  EXPECT_EQ(p.name, "arm_spe_0//");
+  EXPECT_EQ(make_sampling_attr(p, TargetKind::SystemWide).config,
+            kSpeTsEnable | kSpeJitter | kSpePaEnable | kSpePctEnable);
+}
+
+TEST(SpePmu, SpeRefusesFrequencyAndSaysWhenTheKernelRefuses) {
+  SelectionContext c = context_of(neoverse());
+  EventOptions o;
+  o.event = EventRequest::Spe;
+  o.frequency_hz = 1000;
+  EXPECT_THROW(select_event(o, c), EventSelectionError);
+  o.frequency_hz.reset();
+  ProbeLog log;
+  log.answer = EACCES;
+  c.probe = log.probe();
   try {
-    select_event(o, context_of(neoverse()));
-    FAIL() << "live SPE is not built";
+    select_event(o, c);
+    FAIL() << "selected although the kernel refused the SPE event";
   } catch (const EventSelectionError& e) {
-    EXPECT_NE(std::string(e.what()).find("arm_spe_0 found (type 8, min_interval 1024)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("arm_spe_0 found (type 8, min_interval 1024) but perf_event_open "
+                                         "refused it (EACCES)"),
+              std::string::npos)
         << e.what();
   }
 }
 
-TEST(SpePmu, AutoNeverPicksSpe) {
+TEST(SpePmu, AutoPicksSpeOnAnArmMachineWithSpeAndNoBrbe) {
   EventOptions o;
   o.event = EventRequest::Auto;
   const EventSelection s = select_event(o, context_of(neoverse()));
+  EXPECT_EQ(s.engine, SamplingEngine::Spe);
+  EXPECT_EQ(s.rate.value, 1024u);
+  EXPECT_NE(s.engine_note.find("Arm SPE found (arm_spe_0)"), std::string::npos) << s.engine_note;
+}
+
+TEST(SpePmu, AutoNeverPicksSpeElsewhere) {
+  EventOptions o;
+  o.event = EventRequest::Auto;
+  // BRBE: the branch stack is taken.
+  FakeFiles brbe = neoverse();
+  brbe.set("armv8_pmuv3_0/caps/branches", "64\n");
+  EventSelection s = select_event(o, context_of(brbe));
+  EXPECT_EQ(s.engine, SamplingEngine::BranchStack);
+  EXPECT_EQ(s.branch_hardware, BranchHardware::ArmBrbe);
+  // An x86-64 machine (an arm_spe_0 entry faked into its sysfs): never SPE.
+  FakeFiles intel = neoverse();
+  intel.files["/proc/cpuinfo"] = "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t: fpu\n";
+  intel.files.erase(std::string(kEventSourceDevices) + "/armv8_pmuv3_0/type");
+  intel.set("cpu/type", "4\n");
+  s = select_event(o, context_of(intel));
+  EXPECT_NE(s.engine, SamplingEngine::Spe);
+  // An Arm machine without SPE.
+  FakeFiles plain = neoverse();
+  plain.files.erase(std::string(kEventSourceDevices) + "/arm_spe_0/type");
+  plain.files.erase(std::string(kEventSourceDevices) + "/arm_spe_0/caps/min_interval");
+  s = select_event(o, context_of(plain));
   EXPECT_EQ(s.engine, SamplingEngine::Cycles);
-  EXPECT_EQ(s.branch_hardware, BranchHardware::None);
+  // SPE samples by interval only: with a frequency auto passes it by and says why.
+  o.frequency_hz = 999;
+  s = select_event(o, context_of(neoverse()));
+  EXPECT_EQ(s.engine, SamplingEngine::Cycles);
+  EXPECT_NE(s.engine_note.find("Arm SPE (arm_spe_0) not used"), std::string::npos) << s.engine_note;
+}
+
+TEST(SpePmu, OnlyThePerfEngineReadsSpe) {
+  EventSelection s;
+  s.engine = SamplingEngine::Spe;
+  s.spe_pmu = SpePmu{"arm_spe_0", 8, 1024};
+  EngineRequest r;
+  r.kind = EngineKind::Bpf;
+  try {
+    open_engine(r, s);
+    FAIL() << "the BPF engine took SPE";
+  } catch (const SettingError& e) {
+    EXPECT_NE(std::string(e.what()).find("AUX area"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
