@@ -153,6 +153,7 @@ SpeAttrOptions spe_options(const EventSelection& s, TargetKind target) {
   SpeAttrOptions o;
   o.period = s.rate.value;
   o.privileged = s.spe_privileged;
+  o.branches_only = s.spe_branches_only;
   o.include_kernel = s.include_kernel;
   o.system_wide = target == TargetKind::SystemWide;
   return o;
@@ -393,6 +394,10 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                                   "profiling extension, arm_spe_N); looked at: " + probe_summary(cpu) +
                                   ". Use {event} auto");
       const SpePmu& pmu = cpu.spe_pmus.front();
+      // Branch records asked: SPE's own filter, not a perf branch stack (the records' branches
+      // are synthesized as one-entry stacks, spe_sample_synthesizer.h).
+      s.spe_branches_only = s.branches.has_value();
+      s.branches.reset();
       s.rate = spe_rate(options, pmu);
       s.spe_pmu = pmu;
       s.spe_privileged = p.perfmon();  // the driver's perfmon_capable(), whatever the sysctl
@@ -403,7 +408,8 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                                   ") but perf_event_open refused it (" + errno_name(err) + ")");
       s.engine = SamplingEngine::Spe;
       s.engine_note = "sampling Arm SPE (" + pmu.name + ") every " + std::to_string(s.rate.value) +
-                      " operations ({event} spe)";
+                      " operations ({event} spe" +
+                      (s.spe_branches_only ? "; branch records only, SPE's branch filter)" : ")");
       break;
     }
     case EventRequest::Brs: {

@@ -147,6 +147,9 @@ struct EventSelection {
   EventModifiers modifiers;  // Raw: after the kernel rule (a bare raw event may become :u)
   std::optional<BranchFilter> branches;  // the branch request; empty: the engine's default
   SpePmu spe_pmu;            // Spe: the PMU (its type and min_interval)
+  // Spe with {branch_any} / {branch_filter}: SPE's branch filter, branch records only (every
+  // record's taken branch becomes one edge; SPE has no branch stack of its own).
+  bool spe_branches_only = false;
   bool spe_privileged = false;  // Spe: CAP_PERFMON, physical addresses and timestamps may be asked
   std::string engine_note;   // which event and why: "no hardware PMU (cycles: ENOENT), ..."
   std::string kernel_note;   // empty, or why kernel samples are left out

@@ -65,6 +65,56 @@ struct InstructionMap::Impl {
     if (handle != 0) cs_close(&handle);
   }
 
+  // Instructions Capstone 4 (the Debian 12 library) cannot decode, or decodes a byte short,
+  // that LLVM's disassembler, and so llvm-profgen, decodes: found by comparing the two over a
+  // distribution kernel's text. Their length as LLVM decodes them, else 0.
+  static uint8_t x86_length_capstone_lacks(const uint8_t* code, size_t size) {
+    if (size >= 3 && code[0] == 0x0f && code[1] == 0x01) {
+      switch (code[2]) {
+        case 0xe8:  // serialize
+        case 0xee:  // rdpkru
+        case 0xef:  // wrpkru
+        case 0xfa:  // monitorx
+        case 0xfb:  // mwaitx
+          return 3;
+        default:
+          break;
+      }
+    }
+    // rmpadjust (f3 0f 01 fe), pvalidate (f2 0f 01 ff)
+    if (size >= 4 && code[1] == 0x0f && code[2] == 0x01 &&
+        ((code[0] == 0xf3 && code[3] == 0xfe) || (code[0] == 0xf2 && code[3] == 0xff))) {
+      return 4;
+    }
+    // ud1 with a register operand (0f b9 /r, mod 11): the kernel's BUG(); Capstone takes 2 bytes.
+    if (size >= 3 && code[0] == 0x0f && code[1] == 0xb9 && (code[2] >> 6) == 3) return 3;
+    return 0;
+  }
+
+  // The length of an EVEX-encoded (AVX-512) instruction, from its encoding alone: the 62 escape,
+  // three payload bytes, the opcode, ModRM with its SIB and displacement, and an immediate for
+  // opcode map 3 and the map-1 opcodes that take one. Used where Capstone 4 knows no mnemonic
+  // (vprord, vpermi2d and others LLVM decodes). 0 when the bytes run out or are no EVEX.
+  static uint8_t x86_evex_length(const uint8_t* code, size_t size) {
+    if (size < 6 || code[0] != 0x62 || (code[1] & 0x0c) != 0 || (code[2] & 0x04) == 0) return 0;
+    const uint8_t map = code[1] & 0x03, opcode = code[4], modrm = code[5];
+    size_t length = 6;
+    const uint8_t mod = modrm >> 6, rm = modrm & 7;
+    if (mod != 3) {
+      if (rm == 4) {
+        if (size < 7) return 0;
+        if (mod == 0 && (code[6] & 7) == 5) length += 4;  // SIB without base: disp32
+        length += 1;
+      }
+      if (mod == 1) length += 1;
+      if (mod == 2 || (mod == 0 && rm == 5)) length += 4;
+    }
+    const bool immediate = map == 3 || (map == 1 && ((opcode >= 0x70 && opcode <= 0x73) || opcode == 0xc2 ||
+                                                     (opcode >= 0xc4 && opcode <= 0xc6)));
+    if (immediate) length += 1;
+    return length <= size && length <= 15 ? static_cast<uint8_t>(length) : 0;
+  }
+
   Span* span_at(uint64_t address) {
     auto it = std::upper_bound(spans.begin(), spans.end(), address,
                                [](uint64_t a, const Span& s) { return a < s.begin; });
@@ -92,10 +142,20 @@ struct InstructionMap::Impl {
         address += 1;
         continue;
       }
+      if (machine == EM_X86_64) {
+        if (const uint8_t length = x86_length_capstone_lacks(code, size)) {
+          span.instructions.push_back(Instruction{address, length, InstructionKind::Other});
+          address += length;
+          continue;
+        }
+      }
       if (cs_disasm_iter(handle, &code, &size, &at, insn)) {
         InstructionKind kind = machine == EM_AARCH64 ? classify_arm64(*insn) : classify_x86(handle, *insn);
         span.instructions.push_back(Instruction{address, static_cast<uint8_t>(insn->size), kind});
         address += insn->size;
+      } else if (const uint8_t evex = machine == EM_X86_64 ? x86_evex_length(code, size) : 0) {
+        span.instructions.push_back(Instruction{address, evex, InstructionKind::Other});
+        address += evex;
       } else {
         address += machine == EM_AARCH64 ? 4 : 1;  // not code; resynchronize on the next byte
       }

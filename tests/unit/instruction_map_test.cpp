@@ -48,6 +48,38 @@ TEST(InstructionMap, ALockPrefixIsAnInstructionOfItsOwnAsLlvmDecodesIt) {
   EXPECT_EQ(map.at(0x2007)->kind, InstructionKind::Return);
 }
 
+TEST(InstructionMap, InstructionsCapstoneLacksHaveLlvmsLengths) {
+  // From llvm-objdump-19 of a distribution kernel: serialize, rdpkru, wrpkru, monitorx, mwaitx
+  // (0f 01 xx), rmpadjust (f3 0f 01 fe), pvalidate (f2 0f 01 ff), ud1l %esp, %ecx (0f b9 cc),
+  // then a nop: each an instruction of its own, at the address LLVM starts it.
+  const uint8_t code[] = {0x0f, 0x01, 0xe8, 0x0f, 0x01, 0xee, 0x0f, 0x01, 0xef, 0x0f, 0x01, 0xfa, 0x0f, 0x01, 0xfb,
+                          0xf3, 0x0f, 0x01, 0xfe, 0xf2, 0x0f, 0x01, 0xff, 0x0f, 0xb9, 0xcc, 0x90};
+  std::vector<CodeSection> sections;
+  sections.push_back(CodeSection{0x3000, std::span<const uint8_t>(code, sizeof code), {0x3000}});
+  const InstructionMap map(EM_X86_64, std::move(sections));
+  std::vector<uint64_t> starts;
+  map.for_each(0x3000, 0x3000 + sizeof code - 1, [&](const Instruction& i) { starts.push_back(i.address); });
+  EXPECT_EQ(starts, (std::vector<uint64_t>{0x3000, 0x3003, 0x3006, 0x3009, 0x300c, 0x300f, 0x3013, 0x3017, 0x301a}));
+}
+
+TEST(InstructionMap, AvxFiveTwelveInstructionsHaveLlvmsLengths) {
+  // Encodings by llvm-objdump-19 (a kernel's blake2s) and llvm-mc-19 -show-encoding:
+  // vpermi2d %ymm7,%ymm6,%ymm8 | vprord $8,%xmm3,%xmm3 | vprord $8,64(%rax,%rbx,4),%zmm1 |
+  // vpermi2d 4096(%rip),%zmm2,%zmm3 | vpermi2d (%rsp),%zmm2,%zmm3 | nop
+  const uint8_t code[] = {0x62, 0x72, 0x4d, 0x28, 0x76, 0xc7,                          //
+                          0x62, 0xf1, 0x65, 0x08, 0x72, 0xc3, 0x08,                    //
+                          0x62, 0xf1, 0x75, 0x48, 0x72, 0x44, 0x98, 0x01, 0x08,        //
+                          0x62, 0xf2, 0x6d, 0x48, 0x76, 0x1d, 0x00, 0x10, 0x00, 0x00,  //
+                          0x62, 0xf2, 0x6d, 0x48, 0x76, 0x1c, 0x24,                    //
+                          0x90};
+  std::vector<CodeSection> sections;
+  sections.push_back(CodeSection{0x4000, std::span<const uint8_t>(code, sizeof code), {0x4000}});
+  const InstructionMap map(EM_X86_64, std::move(sections));
+  std::vector<uint64_t> starts;
+  map.for_each(0x4000, 0x4000 + sizeof code - 1, [&](const Instruction& i) { starts.push_back(i.address); });
+  EXPECT_EQ(starts, (std::vector<uint64_t>{0x4000, 0x4006, 0x400d, 0x4016, 0x4020, 0x4027}));
+}
+
 TEST(InstructionMap, ASymbolInsideAnInstructionStartsANewSweep) {
   const InstructionMap map = make_map({0x1001, 0x1004});
   EXPECT_TRUE(map.is_code(0x1002)) << "the call still starts before the next symbol";

@@ -153,6 +153,17 @@ TEST(SpePmu, SpeSelectsThePmuWhereThereIsOne) {
   EXPECT_EQ(p.name, "arm_spe_0//");
   EXPECT_EQ(make_sampling_attr(p, TargetKind::SystemWide).config,
             kSpeTsEnable | kSpeJitter | kSpePaEnable | kSpePctEnable);
+
+  // -b / -j any: SPE's branch filter (PMSFCR_EL1.B, config bit 32), no perf branch stack.
+  o.event.branches = BranchFilter{};
+  const EventSelection b = select_event(o, c);
+  EXPECT_TRUE(b.spe_branches_only);
+  EXPECT_FALSE(b.branches.has_value());
+  const perf_event_attr ba = make_sampling_attr(b, TargetKind::SystemWide);
+  EXPECT_EQ(ba.config & kSpeBranchFilter, kSpeBranchFilter);
+  EXPECT_EQ(ba.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(ba.branch_sample_type, 0u);
+  EXPECT_NE(b.engine_note.find("branch records only"), std::string::npos) << b.engine_note;
 }
 
 TEST(SpePmu, SpeRefusesFrequencyAndSaysWhenTheKernelRefuses) {
