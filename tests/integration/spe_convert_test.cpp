@@ -96,42 +96,12 @@ TEST_F(SpeConvert, PreaggBranchesAreTheTakenBranchRecords) {
   ASSERT_FALSE(returns.empty());
 
   // perf's dump: per record the PC, the operation, the target and the events.
-  const CommandResult dump = run_command({"perf", "report", "-D", "-i", fixture("spe_loop.data").string()});
-  ASSERT_EQ(dump.exit_code, 0);
-  static const std::regex packet(R"(^\.\s+[0-9a-f]{8}:\s+(?:[0-9a-f]{2} )+\s*(.*)$)");
   std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> expected;  // edge -> count, mispreds
-  uint64_t pc = 0, target = 0;
-  bool branch = false, has_target = false, not_taken = false, mispred = false, user = false;
-  for (const std::string& l : split_lines(dump.out)) {
-    std::smatch m;
-    if (!std::regex_match(l, m, packet)) continue;
-    const std::string desc = m[1];
-    std::istringstream in(desc);
-    std::string word;
-    in >> word;
-    if (word == "PC") {
-      std::string addr, el;
-      in >> addr >> el;
-      pc = std::stoull(addr, nullptr, 16);
-      user = el == "el0";
-    } else if (word == "TGT") {
-      std::string addr;
-      in >> addr;
-      target = std::stoull(addr, nullptr, 16);
-      has_target = true;
-    } else if (word == "B") {
-      branch = true;
-    } else if (word == "EV") {
-      not_taken = desc.find("NOT-TAKEN") != std::string::npos;
-      mispred = desc.find("MISPRED") != std::string::npos;
-    } else if (word == "TS" || word == "END") {
-      if (branch && has_target && !not_taken && user && !returns.count(pc)) {
-        auto& e = expected[{pc, target}];
-        ++e.first;
-        e.second += mispred;
-      }
-      branch = has_target = not_taken = mispred = user = false;
-    }
+  for (const PerfDumpTakenBranch& t : perf_dump_taken_branches(fixture("spe_loop.data"))) {
+    if (returns.count(t.pc)) continue;
+    auto& e = expected[{t.pc, t.target}];
+    ++e.first;
+    e.second += t.mispredicted;
   }
   ASSERT_GT(expected.size(), 3u);
 
