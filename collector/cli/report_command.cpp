@@ -73,6 +73,10 @@ std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& pr
 
 double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / whole : 0.0; }
 
+// A function as perf names it: its symbol-table name. BOLT's names ("step/2" for the second
+// local "step") tell apart functions a profile must not merge, which a reader does not need.
+const std::string& shown_name(const FunctionSymbol& f) { return f.raw_name.empty() ? f.name : f.raw_name; }
+
 }  // namespace
 
 int run_report(const ReportOptions& o) {
@@ -140,7 +144,7 @@ int run_report(const ReportOptions& o) {
       b["functions"] = nlohmann::json::array();
       auto totals = fp->totals();
       for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
-        b["functions"].push_back({{"name", totals[i].function->name},
+        b["functions"].push_back({{"name", shown_name(*totals[i].function)},
                                   {"samples", totals[i].count},
                                   {"share", share(totals[i].count, tally.samples)}});
       }
@@ -179,7 +183,7 @@ int run_report(const ReportOptions& o) {
       auto totals = fp->totals();
       for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
         std::printf("%10llu %6.2f%%  %s\n", static_cast<unsigned long long>(totals[i].count),
-                    100 * share(totals[i].count, tally.samples), totals[i].function->name.c_str());
+                    100 * share(totals[i].count, tally.samples), shown_name(*totals[i].function).c_str());
       }
     }
     std::fflush(stdout);
