@@ -132,8 +132,16 @@ ControlServer::ControlServer(asio::io_context& io, std::string path, std::option
   const mode_t old_mask = ::umask(0177);
   if (!ec) acceptor_.bind(local::endpoint(path_), ec);
   ::umask(old_mask);
-  if (!ec && allowed_gid_ && ::chown(path_.c_str(), static_cast<uid_t>(-1), *allowed_gid_) != 0) {
-    ec.assign(errno, boost::system::system_category());
+  // The socket is born with the daemon's group: when that is allowed_group (the service's own
+  // group under the unit, whose system call filter denies chown), there is nothing to change.
+  struct stat made {};
+  if (!ec && allowed_gid_ && (::stat(path_.c_str(), &made) != 0 || made.st_gid != *allowed_gid_) &&
+      ::chown(path_.c_str(), static_cast<uid_t>(-1), *allowed_gid_) != 0) {
+    const int error = errno;
+    ::unlink(path_.c_str());
+    throw std::runtime_error("socket " + path_ + ": cannot give it to allowed_group (gid " +
+                             std::to_string(*allowed_gid_) + "): " + std::strerror(error) +
+                             (error == EPERM ? " (without CAP_CHOWN only the daemon's own group can be given)" : ""));
   }
   if (!ec && ::chmod(path_.c_str(), 0660) != 0) ec.assign(errno, boost::system::system_category());
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);

@@ -8,8 +8,8 @@
 //   broken configuration keeps the service running on the old one and the journal says why;
 //   `systemctl stop` ends it with status 0 after a final flush (the samples of a run after the
 //   last requested flush reach the files).
-// - With the watchdog set (a drop-in WatchdogSec=), a daemon stopped with SIGSTOP is restarted by
-//   systemd; a daemon killed with SIGKILL is restarted, and every count of a profile flushed
+// - With the watchdog set (a drop-in WatchdogSec=), a running daemon's pings keep it alive for
+//   several periods, and a daemon stopped with SIGSTOP is restarted by systemd for that reason; a daemon killed with SIGKILL is restarted, and every count of a profile flushed
 //   before only grows.
 //
 // The program is the live fixture live_spin (dynamically linked: the container is the same
@@ -40,10 +40,12 @@ constexpr const char* kProgram = "/usr/local/bin/live_spin";
 constexpr const char* kConfig = "/etc/profcollect/profcollect.toml";
 constexpr const char* kOutput = "/var/lib/profcollect";
 
-// Flushes come only on request and at the stop; everything else is the default.
-constexpr const char* kGoodConfig =
+// Flushes come only on request and at the stop; the control socket is the service group's, as
+// the example configuration has it; everything else is the default.
+const std::string kConfigWithoutRate =
     "flush_interval = \"1h\"\n"
-    "frequency = 2000\n";
+    "allowed_group = \"profcollect\"\n";
+const std::string kGoodConfig = kConfigWithoutRate + "frequency = 2000\n";
 
 fs::path live_spin_on_host() { return binary_dir() / "fixtures" / "live" / "live_spin"; }
 
@@ -129,9 +131,29 @@ class SystemdServiceTest : public ::testing::Test {
 
 TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadReloadAndStopsAfterAFlush) {
   must({"systemctl", "start", "profcollect"});
-  // Type=notify: start returned only once READY=1 arrived, so the unit is active at once.
+  // Type=notify: start returned only once READY=1 arrived, which the daemon sends once its events
+  // and its control socket are open: both answer at once (a Type=simple start would return
+  // before either).
   EXPECT_EQ(show("ActiveState"), "active") << container_->diagnostics();
+  const CommandResult at_start = must({"profcollect", "ctl", "status"});
+  const nlohmann::json started = nlohmann::json::parse(at_start.out, nullptr, false);
+  ASSERT_TRUE(started.is_object()) << at_start.out;
+  EXPECT_EQ(started.value("collecting", false), true) << at_start.out;
+  EXPECT_EQ(started.value("event", std::string()), "cpu-clock") << at_start.out;
   const std::string first_pid = main_pid();
+
+  // The control socket serves root and members of allowed_group (here the service's own group,
+  // as the example configuration has it), and refuses anyone else.
+  must({"useradd", "--no-create-home", "--groups", "profcollect", "pc-operator"});
+  must({"useradd", "--no-create-home", "pc-stranger"});
+  const CommandResult member = container_->run({"runuser", "-u", "pc-operator", "--", "profcollect", "ctl", "status"});
+  EXPECT_EQ(member.exit_code, 0) << member.describe({"runuser pc-operator"});
+  const nlohmann::json member_reply = nlohmann::json::parse(member.out, nullptr, false);
+  EXPECT_TRUE(member_reply.is_object() && member_reply.value("collecting", false)) << member.out;
+  const CommandResult stranger = container_->run({"runuser", "-u", "pc-stranger", "--", "profcollect", "ctl", "status"});
+  EXPECT_EQ(stranger.exit_code, 1) << stranger.describe({"runuser pc-stranger"});
+  EXPECT_TRUE(stranger.out.find("\"ok\"") == std::string::npos) << stranger.out;
+  EXPECT_FALSE((stranger.out + stranger.err).empty()) << "the refusal says why";
 
   run_program("1");
   const CommandResult flushed = must({"profcollect", "ctl", "flush"});
@@ -155,18 +177,37 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_EQ(profdata.exit_code, 0) << profdata.describe(show_profile);
   EXPECT_NE(profdata.out.find("spin_a"), std::string::npos) << profdata.describe(show_profile);
 
-  // A broken configuration at reload: refused, logged with the key, the old one kept.
-  write_file(container_->root() / "etc/profcollect/profcollect.toml", std::string(kGoodConfig) + "frequncy = 5\n");
+  // A broken configuration at reload: refused, logged with the key, the old one kept (the broken
+  // file also asks for another rate, which must not be applied).
+  write_file(container_->root() / "etc/profcollect/profcollect.toml",
+             kConfigWithoutRate + "frequency = 3000\nfrequncy = 5\n");
   container_->run({"systemctl", "reload", "profcollect"});
   EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
       << container_->diagnostics();
   EXPECT_EQ(show("MainPID"), first_pid) << "the daemon was restarted";
-  const CommandResult journal = must({"journalctl", "-u", "profcollect", "--no-pager", "-o", "cat"});
-  EXPECT_NE(journal.out.find("frequncy"), std::string::npos) << journal.out;
-  EXPECT_NE(journal.out.find(kConfig), std::string::npos) << journal.out;
+  // journald may file the daemon's line a moment after systemctl returns.
+  std::string journal;
+  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
+  while (journal.find("frequncy") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    journal = container_->run({"journalctl", "-u", "profcollect", "--no-pager", "-o", "cat"}).out;
+  }
+  EXPECT_NE(journal.find("reload refused"), std::string::npos) << journal;
+  EXPECT_NE(journal.find("frequncy"), std::string::npos) << journal;
+  EXPECT_NE(journal.find(kConfig), std::string::npos) << journal;
   const CommandResult status = must({"profcollect", "ctl", "status"});
   EXPECT_EQ(nlohmann::json::parse(status.out, nullptr, false).value("frequency_hz", uint64_t{0}), 2000u)
       << status.out;
+  // A good file at reload is applied, by the same process.
+  write_file(container_->root() / "etc/profcollect/profcollect.toml",
+             kConfigWithoutRate + "frequency = 3000\n");
+  must({"systemctl", "reload", "profcollect"});
+  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
+      << container_->diagnostics();
+  EXPECT_EQ(show("MainPID"), first_pid) << "the daemon was restarted";
+  const CommandResult reloaded = must({"profcollect", "ctl", "status"});
+  EXPECT_EQ(nlohmann::json::parse(reloaded.out, nullptr, false).value("frequency_hz", uint64_t{0}), 3000u)
+      << reloaded.out;
 
   // Samples after the last requested flush reach the files at the stop.
   const uint64_t before_stop = [&] {
@@ -187,7 +228,7 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
 TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothingFlushed) {
   const fs::path dropin = container_->root() / "etc/systemd/system/profcollect.service.d";
   fs::create_directories(dropin);
-  write_file(dropin / "watchdog.conf", "[Service]\nWatchdogSec=3s\nRestartSec=1s\n");
+  write_file(dropin / "watchdog.conf", "[Service]\nWatchdogSec=4s\nRestartSec=1s\n");
   must({"systemctl", "daemon-reload"});
   must({"systemctl", "start", "profcollect"});
   run_program("1");
@@ -215,8 +256,26 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
     EXPECT_GE(after.count(line) ? after.at(line) : 0, count) << line << ": a flushed count went down";
   }
 
-  // SIGSTOP: no watchdog ping for 3 s, and systemd restarts it.
+  // A running daemon's pings reach systemd: three watchdog periods pass without a restart.
+  const auto watchdog_timeouts = [&] {
+    const std::string journal = must({"journalctl", "-u", "profcollect", "--no-pager"}).out;
+    size_t n = 0;
+    for (size_t at = journal.find("Watchdog timeout"); at != std::string::npos;
+         at = journal.find("Watchdog timeout", at + 1)) {
+      ++n;
+    }
+    return n;
+  };
   const std::string stopped_pid = main_pid();
+  const std::string restarts_before = show("NRestarts");
+  ASSERT_TRUE(!restarts_before.empty() && restarts_before.find_first_not_of("0123456789") == std::string::npos)
+      << "NRestarts " << restarts_before;
+  std::this_thread::sleep_for(seconds(12));
+  EXPECT_EQ(show("MainPID"), stopped_pid) << "restarted while it ran\n" << container_->diagnostics();
+  EXPECT_EQ(show("NRestarts"), restarts_before) << container_->diagnostics();
+  EXPECT_EQ(watchdog_timeouts(), 0u) << container_->diagnostics();
+
+  // SIGSTOP: no ping for 4 s, and systemd restarts it, saying why.
   ASSERT_FALSE(HasFailure());
   must({"kill", "-STOP", stopped_pid});
   EXPECT_TRUE(wait_for("MainPID", [&](const std::string& pid) { return pid != stopped_pid && pid != "0"; },
@@ -224,8 +283,8 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
       << "the watchdog did not restart the stopped daemon\n" << container_->diagnostics();
   EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
       << container_->diagnostics();
-  const CommandResult journal = must({"journalctl", "-u", "profcollect", "--no-pager"});
-  EXPECT_NE(journal.out.find("Watchdog timeout"), std::string::npos) << journal.out;
+  EXPECT_EQ(show("NRestarts"), std::to_string(std::stoull(restarts_before) + 1)) << container_->diagnostics();
+  EXPECT_EQ(watchdog_timeouts(), 1u) << container_->diagnostics();
 }
 
 }  // namespace
