@@ -39,6 +39,9 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
     if (std::filesystem::is_directory(installed, ec)) images.modules_dir = installed;
   }
   images.sys_module = settings_.sys_module;
+  for (const KernelSymbol& k : kallsyms_.functions) {
+    if (!k.module.empty()) images.kallsyms.push_back(k);
+  }
   images.load_options.debug_dirs = settings_.debug_dirs;
   selector_ = std::make_shared<KernelImageSelector>(images);
   if (selector_->kernel() && !selector_->kernel()->debug()) {

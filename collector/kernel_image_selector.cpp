@@ -1,5 +1,6 @@
 #include "collector/kernel_image_selector.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -54,6 +55,20 @@ ImageChoice KernelImageSelector::choose(uint32_t, const Mapping& mapping, const 
       if (stop == line.c_str() || address < mapping.start) continue;
       layout.sections.push_back({it->path().filename().string(), address});
     }
+    // Executable sections /sys/module did not place: by the module's symbols in kallsyms.
+    bool by_kallsyms = false;
+    std::vector<RuntimeSymbol> runtime;
+    for (const KernelSymbol& k : selection_.kallsyms) {
+      if (k.module == name && k.address >= mapping.start) runtime.push_back({k.name, k.address});
+    }
+    for (ModuleLayout::Section& placed : module_sections_of_symbols(*ko, runtime)) {
+      const bool known = std::any_of(layout.sections.begin(), layout.sections.end(),
+                                     [&](const ModuleLayout::Section& s) { return s.name == placed.name; });
+      if (known) continue;
+      layout.sections.push_back(std::move(placed));
+      by_kallsyms = true;
+    }
+    if (by_kallsyms) placed_by_kallsyms_.push_back(name);
     BinaryIdentity identity;
     identity.path = *file;
     identity.build_id = ko->build_id();

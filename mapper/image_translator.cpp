@@ -3,6 +3,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <map>
 
 #include "mapper/elf_symbols.h"
 
@@ -37,6 +38,36 @@ std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& k
   if (!s || s->shndx >= ko.sections().size()) return std::nullopt;
   const ElfSection& section = ko.sections()[s->shndx];
   return ModuleLayout::Section{section.name, runtime_address - (s->value - section.addr)};
+}
+
+std::vector<ModuleLayout::Section> module_sections_of_symbols(const ElfBinary& ko,
+                                                              const std::vector<RuntimeSymbol>& runtime) {
+  std::map<std::string_view, size_t> at_run_time;  // name -> how many times
+  for (const RuntimeSymbol& r : runtime) ++at_run_time[r.name];
+  std::map<std::string_view, const ElfSymbol*> defined;  // unique names only (nullptr: more than once)
+  const std::vector<ElfSymbol> symbols = read_symbols(ko, SymbolTableKind::Static);
+  for (const ElfSymbol& s : symbols) {
+    if (s.shndx == SHN_UNDEF || s.shndx >= SHN_LORESERVE || s.shndx >= ko.sections().size() || s.name.empty()) continue;
+    auto [it, inserted] = defined.emplace(s.name, &s);
+    if (!inserted) it->second = nullptr;
+  }
+  std::map<uint32_t, std::optional<uint64_t>> placed;  // section index -> address; nullopt: disagreement
+  for (const RuntimeSymbol& r : runtime) {
+    if (at_run_time[r.name] != 1) continue;
+    const auto it = defined.find(r.name);
+    if (it == defined.end() || it->second == nullptr) continue;
+    const ElfSymbol& s = *it->second;
+    const ElfSection& section = ko.sections()[s.shndx];
+    if (!section.executable()) continue;
+    const uint64_t address = r.address - (s.value - section.addr);
+    auto [slot, inserted] = placed.emplace(s.shndx, address);
+    if (!inserted && slot->second && *slot->second != address) slot->second.reset();
+  }
+  std::vector<ModuleLayout::Section> out;
+  for (const auto& [index, address] : placed) {
+    if (address) out.push_back({ko.sections()[index].name, *address});
+  }
+  return out;
 }
 
 ImageTranslator ImageTranslator::for_file(const ElfBinary& elf) {

@@ -58,6 +58,18 @@ struct ModuleLayout {
 std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko, std::string_view symbol,
                                                               uint64_t runtime_address);
 
+struct RuntimeSymbol {
+  std::string_view name;
+  uint64_t address = 0;
+};
+
+// Every section of the .ko that the module's symbols at run time (its /proc/kallsyms lines) place:
+// a symbol places the section defining it when its name is defined once in the .ko and appears
+// once at run time (two static functions of one name could be swapped), and a section is placed
+// only when all such symbols agree on its address (else it is left out, not guessed).
+std::vector<ModuleLayout::Section> module_sections_of_symbols(const ElfBinary& ko,
+                                                              const std::vector<RuntimeSymbol>& runtime);
+
 class ImageTranslator {
  public:
   // No image: nothing translates (anonymous or JIT memory).

@@ -1,6 +1,9 @@
 // Samples in a kernel module (a stand-in .ko: ET_REL with DWARF, one section per function, laid
 // out in module memory in reverse, so .text is not first) are translated to the section and the
-// section-relative address llvm-symbolizer-19 attributes as the sampled code. In an ET_REL file
+// section-relative address llvm-symbolizer-19 attributes as the sampled code. The layout comes
+// three ways: given (the library), and as live kernel profiles find it through the kernel image
+// selector, from a modules directory holding the .ko: by /sys/module/NAME/sections, or, where
+// that is missing, by the module's /proc/kallsyms symbols matched against the .ko's. In an ET_REL file
 // every section starts at address 0, so llvm-symbolizer is given a copy whose sections objcopy
 // has placed where the module's memory had them; it must name, for the address we translate
 // each sample to, the very function and line it names for the address the sample was taken at;
@@ -12,6 +15,9 @@
 #include <map>
 #include <sstream>
 
+#include <fstream>
+
+#include "collector/kernel_image_selector.h"
 #include "mapper/image_resolver.h"
 #include "mapper/image_translator.h"
 #include "mapper/target_image_selector.h"
@@ -52,7 +58,16 @@ std::vector<std::string> symbolize(const fs::path& object, const std::vector<uin
   return answers;
 }
 
-TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttributesAtItsAddress) {
+enum class LayoutSource { Given, SysModuleSections, KallsymsSymbols };
+
+std::ostream& operator<<(std::ostream& os, LayoutSource s) {
+  return os << (s == LayoutSource::Given ? "Given" : s == LayoutSource::SysModuleSections ? "SysModuleSections"
+                                                                                         : "KallsymsSymbols");
+}
+
+class KernelModuleVsLlvmSymbolizer : public ::testing::TestWithParam<LayoutSource> {};
+
+TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttributesAtItsAddress) {
   for (const char* tool : {"clang-19", "objcopy", "llvm-symbolizer-19", "nm"}) {
     if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
   }
@@ -93,9 +108,43 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
     if (in >> address >> size >> type >> name) sizes[name] = std::stoull(size, nullptr, 16);
   }
 
-  BinaryIdentity id;
-  id.path = ko;
-  auto image = std::make_shared<LoadedImage>(elf, id, ImageLoadOptions{}, ImageTranslator::kernel_module(*elf, layout));
+  std::unique_ptr<ImageSelector> selector;
+  if (GetParam() == LayoutSource::Given) {
+    BinaryIdentity id;
+    id.path = ko;
+    auto image = std::make_shared<LoadedImage>(elf, id, ImageLoadOptions{}, ImageTranslator::kernel_module(*elf, layout));
+    selector = std::make_unique<TargetImageSelector>(image, false, nullptr);
+  } else {
+    // A modules directory holding the .ko (found by the module's name, '-' read as '_'); the
+    // runtime addresses as the running kernel publishes them.
+    KernelImageSelection selection;
+    selection.modules_dir = (dir / "lib-modules").string();
+    fs::create_directories(dir / "lib-modules/kernel/drivers");
+    fs::copy_file(ko, dir / "lib-modules/kernel/drivers/fake-mod.ko");
+    selection.sys_module = (dir / "sys-module").string();
+    if (GetParam() == LayoutSource::SysModuleSections) {
+      const fs::path sections = dir / "sys-module/fake_mod/sections";
+      fs::create_directories(sections);
+      for (const auto& [section, address] : runtime) write_file(sections / section, hex(address) + "\n");
+      write_file(sections / ".data", hex(kStart + 0x7800) + "\n");  // not code: placed, never sampled
+    } else {
+      // kallsyms lists the module's functions at their runtime addresses (nm gives each one's
+      // offset in its section), among the kernel's own and another module's.
+      run = run_command({"nm", "--defined-only", ko.string()});
+      for (const std::string& line : split_lines(run.out)) {
+        std::istringstream in(line);
+        std::string address, type, name;
+        if (!(in >> address >> type >> name) || (type != "t" && type != "T")) continue;
+        const std::string section = ".text." + name;
+        if (!runtime.count(section)) continue;
+        selection.kallsyms.push_back({runtime.at(section) + std::stoull(address, nullptr, 16), name, "fake_mod"});
+      }
+      ASSERT_EQ(selection.kallsyms.size(), kFunctions.size()) << run.out;
+      selection.kallsyms.push_back({0xffffffff81000000, "mod_read", ""});            // the kernel's
+      selection.kallsyms.push_back({kStart + 0x100000, "mod_write", "other_mod"});  // another module's
+    }
+    selector = std::make_unique<KernelImageSelector>(selection);
+  }
   ProcessTable processes;
   MmapRecord mmap;
   mmap.pid = ProcessTable::kKernelPid;
@@ -104,12 +153,11 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
   mmap.cpumode = CpuMode::Kernel;
   mmap.filename = "[fake_mod]";
   processes.on_mmap(mmap);
-  TargetImageSelector selector(image, false, nullptr);
-  ImageResolver resolver(selector);
+  ImageResolver resolver(*selector);
+  const LoadedImage* image = nullptr;
 
   // A sample on every byte of every function: where it was taken (its offset into the placed
   // module) and where we translate it to (the placed address of the section we name).
-  ASSERT_NE(image->debug(), nullptr) << image->debug_error();
   std::vector<uint64_t> taken, translated;
   std::vector<std::string> ours_dwarf;  // innermost "function:line"
   for (const std::string& f : kFunctions) {
@@ -118,6 +166,12 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
       const uint64_t address = runtime.at(".text." + f) + offset;
       const ResolvedAddress r = resolver.resolve(processes, kPid, address, CpuMode::Kernel);
       ASSERT_EQ(r.outcome, SampleOutcome::Mapped) << f << "+" << offset;
+      if (image == nullptr) {
+        image = resolver.image(r.image);
+        ASSERT_NE(image, nullptr);
+        ASSERT_EQ(image->kind(), ImageKind::KernelModule);
+        ASSERT_NE(image->debug(), nullptr) << image->debug_error();
+      }
       ASSERT_LT(r.section, elf->sections().size());
       const std::string& section = elf->sections()[r.section].name;
       ASSERT_TRUE(runtime.count(section)) << f << "+" << offset << ": section " << section;
@@ -149,6 +203,15 @@ TEST(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttr
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, KernelModuleVsLlvmSymbolizer,
+                         ::testing::Values(LayoutSource::Given, LayoutSource::SysModuleSections,
+                                           LayoutSource::KallsymsSymbols),
+                         [](const ::testing::TestParamInfo<LayoutSource>& info) {
+                           std::ostringstream name;
+                           name << info.param;
+                           return name.str();
+                         });
 
 }  // namespace
 }  // namespace profcollect::test

@@ -111,8 +111,11 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   const std::filesystem::path profile = kernel["profile_dir"].get<std::string>();
 
   const std::filesystem::path data = dir / "perf.data";
-  const std::vector<std::string> record = {"perf", "record", "-q", "-a", "-e", "cpu-clock:k", "-o", data.string(),
-                                           "--", "sleep", "5"};
+  // --buildid-mmap: beside another system-wide profcollect (a test running in parallel), the
+  // kernel flags perf's MMAP2 records as holding build-ids, and perf 6.1 aborts on them unless
+  // it asked for build-ids itself.
+  const std::vector<std::string> record = {"perf", "record", "-q", "--buildid-mmap", "-a", "-e", "cpu-clock:k",
+                                           "-o", data.string(), "--", "sleep", "5"};
   {
     SyscallLoad running(load, 600, loads);
     ASSERT_EQ(running.started(), loads);
