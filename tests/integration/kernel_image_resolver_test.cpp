@@ -358,6 +358,29 @@ TEST_P(KernelModuleResolver, AKallsymsSymbolGivesItsSectionsRuntimeBase) {
   EXPECT_EQ(placed->name, section_of("mod_write"));
   EXPECT_EQ(placed->address, base);
   EXPECT_FALSE(module_section_of_symbol(*elf, "no_such_symbol", base));
+
+  // Many symbols at once: each places its section; a name listed twice at run time places
+  // nothing; symbols that disagree on their section's place leave it out.
+  const uint64_t write_at = base + nm_["mod_write"].addr, read_at = kStart + 0x3000 + nm_["mod_read"].addr;
+  std::vector<ModuleLayout::Section> sections =
+      module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_read", read_at}, {"no_such_symbol", base}});
+  std::map<std::string, uint64_t> by_name;
+  for (const auto& p : sections) by_name[p.name] = p.address;
+  if (function_sections()) {
+    EXPECT_EQ(by_name, (std::map<std::string, uint64_t>{{section_of("mod_write"), base},
+                                                        {section_of("mod_read"), kStart + 0x3000}}));
+  } else {
+    // One .text for both: they disagree.
+    EXPECT_TRUE(by_name.empty()) << ::testing::PrintToString(by_name);
+  }
+  sections = module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_write", write_at + 0x100}});
+  EXPECT_TRUE(sections.empty()) << "a name listed twice places nothing";
+  if (!function_sections()) {
+    const uint64_t exit_in_text = write_at - nm_["mod_write"].addr + nm_["mod_exit"].addr;
+    sections = module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_exit", exit_in_text}});
+    ASSERT_EQ(sections.size(), 1u) << "two symbols of .text that agree place it";
+    EXPECT_EQ(sections[0].address, base);
+  }
 }
 
 TEST_P(KernelModuleResolver, WithoutALayoutTextIsAtTheStartOfTheMapping) {
