@@ -49,6 +49,13 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
                     selector_->kernel()->debug_error() + ")");
   }
   if (image_.path.empty()) {
+    // Symbols and lines need the vmlinux: without it only the kallsyms route's files are made.
+    for (ProfileFormat f : settings_.formats) {
+      if (f == ProfileFormat::Bolt || f == ProfileFormat::Autofdo) {
+        logger_.warning(std::string("{format} ") + (f == ProfileFormat::Bolt ? "bolt" : "autofdo") +
+                        " needs a vmlinux of the running kernel: not written");
+      }
+    }
     logger_.note("no vmlinux of the running kernel: writing llvm-profgen's unsymbolized profile (to finish "
                  "where the vmlinux is, with llvm-profgen --kernel --unsymbolized-profile) and a "
                  "function-level summary from " + settings_.kallsyms_path);

@@ -7,7 +7,7 @@ namespace profcollect {
 
 namespace {
 
-constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNames = {{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> kNames = {{
     {"event", "event"},
     {"frequency", "frequency"},
     {"period", "period"},
@@ -19,6 +19,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kNames =
     {"vmlinux", "kernel image"},
     {"kallsyms", "kernel symbol table"},
     {"engine", "engine"},
+    {"format", "format"},
 }};
 
 }  // namespace

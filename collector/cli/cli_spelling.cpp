@@ -15,6 +15,7 @@ std::string cli_flag_of(std::string_view setting) {
   if (setting == "output_dir") return "-o";
   if (setting == "vmlinux") return "--vmlinux";
   if (setting == "engine") return "--engine";
+  if (setting == "format") return "--format";
   return {};
 }
 

@@ -46,7 +46,7 @@ int run_kernel(const KernelOptions& o) {
   if (!o.notes_path.empty()) s.image.notes_path = o.notes_path;
   s.modules_dir = o.modules_dir;
   s.output_dir = o.output_dir;
-  s.formats = parse_kernel_formats(o.formats);
+  if (!o.formats.empty()) s.formats = parse_kernel_formats(o.formats);
   s.event.frequency_hz = o.frequency;
   s.event.period = o.period;
   s.mmap_pages = o.mmap_pages;

@@ -15,7 +15,7 @@ struct KernelOptions {
   std::optional<std::string> vmlinux;
   std::optional<std::string> modules_dir;
   std::string output_dir = "profcollect.kernel";
-  std::string formats = "autofdo,unsymbolized";
+  std::string formats;  // empty: the default (autofdo and unsymbolized, as a vmlinux allows)
   std::optional<uint64_t> frequency;
   std::optional<uint64_t> period;
   std::optional<uint64_t> mmap_pages;

@@ -202,7 +202,9 @@ int main(int argc, char** argv) {
   kc->add_option("--modules", kernel.modules_dir,
                  "directory searched for the loaded modules' .ko files (default: /lib/modules/RELEASE)");
   kc->add_option("-o,--output", kernel.output_dir, "output directory")->capture_default_str();
-  kc->add_option("--format", kernel.formats, "autofdo, unsymbolized, bolt, joined by commas")->capture_default_str();
+  kc->add_option("--format", kernel.formats,
+                 "autofdo, unsymbolized, bolt, joined by commas (default: autofdo,unsymbolized; without a vmlinux "
+                 "only the unsymbolized profile and the function summary)");
   kc->add_option("-F,--freq", kernel.frequency, "samples per second (cycles, cpu-clock)")
       ->check(whole_number(1, kMaxFrequency));
   kc->add_option("-c,--count", kernel.period, "events per sample (default for taken branches: 500009)")
