@@ -294,5 +294,72 @@ TEST(MachineFactsTest, ModulesAreFoundThroughModulesDepByTheKernelsName) {
   for (const ModuleDebugFact& m : *modules) EXPECT_EQ(m.debug_file, "") << m.name;  // the files do not exist
 }
 
+// The probes faked as a machine where everything is present would answer them: an Intel host
+// with LBR, a PMU that opens, BPF that loads, BTF, paranoid -1, kptr_restrict 0, binutils 2.40.
+// What gather_machine_facts reads through them becomes those facts and ok checks (the rest --
+// this process's capabilities, kallsyms, the lock budget, the vmlinux -- is read from the real
+// machine and not judged here).
+class ListingFiles : public FakeFiles {
+ public:
+  std::vector<std::string> list(const std::string& directory) const override {
+    std::set<std::string> names;
+    const std::string prefix = directory + "/";
+    for (const auto& [path, content] : files)
+      if (path.rfind(prefix, 0) == 0) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
+    return {names.begin(), names.end()};
+  }
+};
+
+TEST(MachineFactsTest, ProbesFakedAsAMachineWithEverythingGiveItsFactsAndOkChecks) {
+  ListingFiles files;
+  files.files["/proc/cpuinfo"] =
+      "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr pdcm pebs bts\n";
+  const std::string devices = kEventSourceDevices;
+  for (const char* pmu : {"cpu", "software", "tracepoint"}) files.files[devices + "/" + pmu + "/type"] = "4\n";
+  files.files[devices + "/cpu/caps/branches"] = "32\n";
+  files.files["/proc/sys/kernel/perf_event_paranoid"] = "-1\n";
+  files.files["/proc/sys/kernel/kptr_restrict"] = "0\n";
+  files.files["/proc/sys/kernel/unprivileged_bpf_disabled"] = "2\n";
+  files.files["/sys/kernel/btf/vmlinux"] = "";
+  files.files["/proc/modules"] = "";
+  std::vector<perf_event_attr> opened;
+  std::vector<std::string> versions_asked;
+  const MachineProbes probes{
+      .files = files,
+      .perf_open = [&](const perf_event_attr& a) { opened.push_back(a); return 0; },
+      .bpf_probe = [] { return 1; },
+      .tool_version = [&](const std::string& tool) -> std::optional<std::string> {
+        versions_asked.push_back(tool);
+        return std::string("GNU strip (GNU Binutils for Debian) 2.40");
+      }};
+  const MachineFacts f = gather_machine_facts(probes);
+  EXPECT_EQ(f.cpu.vendor, "GenuineIntel");
+  EXPECT_EQ(f.cpu.branch_stack, BranchHardware::IntelLbr);
+  EXPECT_EQ(f.cpu.branch_entries, 32u);
+  EXPECT_EQ(f.cycles_open_errno, 0);
+  ASSERT_TRUE(f.branch_open_errno.has_value());
+  EXPECT_EQ(*f.branch_open_errno, 0);
+  ASSERT_EQ(opened.size(), 2u) << "a trial open of cycles, then of a branch-stack event";
+  EXPECT_EQ(opened[0].type, PERF_TYPE_HARDWARE);
+  EXPECT_EQ(opened[0].config, PERF_COUNT_HW_CPU_CYCLES);
+  EXPECT_NE(opened[1].sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
+  EXPECT_EQ(f.permissions.paranoid, -1);
+  EXPECT_EQ(f.kptr_restrict, 0);
+  EXPECT_EQ(f.bpf_perf_event_probe, 1);
+  EXPECT_TRUE(f.btf_present);
+  EXPECT_TRUE(f.spe_pmus.empty());
+  EXPECT_EQ(versions_asked, std::vector<std::string>{"strip"});
+  ASSERT_TRUE(f.modules.has_value());
+  EXPECT_TRUE(f.modules->empty());
+
+  const std::vector<MachineCheck> checks = check_machine(f);
+  for (const char* id : {"pmu", "branch_stack", "perf_event_paranoid", "bpf", "btf", "toolchain", "module_debug_info"}) {
+    const MachineCheck& c = find(checks, id);
+    EXPECT_EQ(c.status, CheckStatus::Ok) << id << ": " << c.detail;
+    EXPECT_TRUE(c.fix.empty()) << id << ": " << c.fix;
+  }
+  EXPECT_EQ(find(checks, "spe").status, CheckStatus::Info) << "not an Arm machine";
+}
+
 }  // namespace
 }  // namespace profcollect
