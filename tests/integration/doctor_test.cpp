@@ -78,6 +78,18 @@ TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
   EXPECT_EQ(d.check("perf_event_paranoid")["status"], "ok");  // root holds CAP_PERFMON
 
   EXPECT_EQ(d.check("pmu")["status"], perf_counts_cycles() ? "ok" : "limited") << d.check("pmu");
+  // Branch stacks: perf itself records one (any taken branch, on the CPU's own cycles event), or
+  // the hardware is missing.
+  TempDir tmp;
+  const CommandResult branch = run_command({"perf", "record", "-q", "-N", "-B", "-b", "-e", "cycles", "-o",
+                                            (tmp / "b.data").string(), "--", "true"});
+  EXPECT_EQ(d.check("branch_stack")["status"], branch.exit_code == 0 ? "ok" : "missing")
+      << d.check("branch_stack") << "\nperf: " << branch.err;
+  // Every finding that is neither ok nor information says how to fix it.
+  for (const auto& c : d.report["checks"]) {
+    if (c["status"] == "ok" || c["status"] == "info") continue;
+    EXPECT_TRUE(c.contains("fix") && !c["fix"].get<std::string>().empty()) << c;
+  }
 
   const CommandResult probe = run_command({"bpftool", "feature", "probe", "kernel"});
   ASSERT_EQ(probe.exit_code, 0) << probe.err;
