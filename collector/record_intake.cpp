@@ -32,6 +32,15 @@ RecordIntake::Step RecordIntake::next(RawRecord& raw, uint64_t& time) {
 }
 
 void note_decoded_record(PerfSessionState& state, const RawRecord& raw, const Record& record) {
+  if (const auto* a = std::get_if<AuxRecord>(&record)) {
+    AuxTally& t = state.info().aux;
+    ++t.records;
+    t.bytes += a->aux_size;
+    t.truncated += a->truncated();
+    t.partial += a->partial();
+    t.collisions += a->collision();
+    return;
+  }
   const auto* m = std::get_if<MmapRecord>(&record);
   if (!m) return;
   if (!m->build_id.empty())

@@ -53,6 +53,16 @@ struct SpeDecodeTally {
   uint64_t bytes_undecoded = 0;         // chunks of a PMU the PMU mappings do not call SPE
 };
 
+// PERF_RECORD_AUX records of a recording: what the kernel said of each piece of AUX data it wrote
+// (Arm SPE, Intel PT).
+struct AuxTally {
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  uint64_t truncated = 0;   // the AUX area was full: data lost after these bytes
+  uint64_t partial = 0;     // the hardware left a gap in the data
+  uint64_t collisions = 0;  // samples collided (Arm SPE)
+};
+
 struct SessionInfo {
   std::vector<EventAttr> attrs;
   std::vector<BuildIdEntry> build_ids;  // may grow while reading (pipe mode sends them last)
@@ -68,6 +78,7 @@ struct SessionInfo {
   // An AUXTRACE_INFO of the Arm SPE kind: the SPE data become samples (SpeDecodeTally).
   bool arm_spe = false;
   SpeDecodeTally spe;
+  AuxTally aux;
   std::vector<std::string> cmdline;
 };
 

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/spe_summary.h"
 #include "collector/cli/progress.h"
 #include "collector/perf_data_reader.h"
 #include "collector/perf_script_reader.h"
@@ -31,11 +32,14 @@ namespace {
 
 double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
-void print_summary(const ConvertOptions& o, const PipelineCounts& t, const FunctionProfile& fp,
-                   size_t functions) {
+void print_summary(const ConvertOptions& o, const SessionInfo& session, const PipelineCounts& t,
+                   const FunctionProfile& fp, size_t functions) {
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
   std::fprintf(stderr, "profcollect: %s: %llu samples, %llu lost\n", input.c_str(),
                static_cast<unsigned long long>(t.samples), static_cast<unsigned long long>(t.lost));
+  if (const std::string spe = spe_summary_line(session); !spe.empty()) {
+    std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe.c_str());
+  }
   std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions",
                o.binary.c_str(), static_cast<unsigned long long>(fp.symbolized),
                percent(fp.symbolized, t.samples), static_cast<unsigned long long>(functions));
@@ -262,7 +266,7 @@ int run_convert(const ConvertOptions& o) {
   for (const auto& [name, content] : rendered.files) outputs.at(name)->commit();
   if (meta_out) meta_out->commit();
   if (!o.quiet) {
-    print_summary(o, tally, fp, fp.totals().size());
+    print_summary(o, source->session(), tally, fp, fp.totals().size());
     std::fprintf(stderr, "profcollect: wrote %s\n", o.output == "-" ? "standard output" : o.output.c_str());
     if (rendered.unsymbolized && o.formats.size() == 1) {
       std::fprintf(stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/spe_summary.h"
 #include "collector/cli/progress.h"
 #include "collector/cli/report_directory.h"
 #include "collector/perf_data_reader.h"
@@ -126,6 +127,7 @@ int run_report(const ReportOptions& o) {
     j["throttled"] = tally.throttled;
     j["events"] = nlohmann::json::array();
     for (const auto& a : source->session().attrs) j["events"].push_back(a.name);
+    if (source->session().arm_spe) j["arm_spe"] = spe_summary_json(source->session());
     j["binaries"] = nlohmann::json::array();
     for (const auto& d : dsos) {
       j["binaries"].push_back({{"path", d.path}, {"build_id", d.build_id}, {"samples", d.samples}});
@@ -160,6 +162,7 @@ int run_report(const ReportOptions& o) {
     std::printf("%s: %llu samples, %llu lost, %llu throttling events\n", o.input.c_str(),
                 static_cast<unsigned long long>(tally.samples), static_cast<unsigned long long>(tally.lost),
                 static_cast<unsigned long long>(tally.throttled));
+    if (const std::string spe = spe_summary_line(source->session()); !spe.empty()) std::printf("%s\n", spe.c_str());
     std::printf("\n%10s %7s  %s\n", "samples", "share", "file");
     for (const auto& d : dsos) {
       std::printf("%10llu %6.2f%%  %s%s%s\n", static_cast<unsigned long long>(d.samples),

@@ -183,9 +183,9 @@ void print_collection(const std::string& dir, const ordered_json& c) {
   if (c.contains("arm_spe") && c["arm_spe"].is_object()) {
     const ordered_json& a = c["arm_spe"];
     std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " bytes; %" PRIu64 " truncated, %" PRIu64
-                " partial, %" PRIu64 " collision)\n",
+                " restarts after truncation, %" PRIu64 " partial, %" PRIu64 " collision)\n",
                 "SPE AUX records", number(a, "aux_records"), number(a, "aux_bytes"), number(a, "aux_truncated"),
-                number(a, "aux_partial"), number(a, "aux_collisions"));
+                number(a, "restarts_after_truncation"), number(a, "aux_partial"), number(a, "aux_collisions"));
     std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " taken branches; %" PRIu64 " dropped, %" PRIu64
                 " bytes skipped, %" PRIu64 " without a thread)\n",
                 "SPE records", number(a, "records"), number(a, "taken_branches"), number(a, "records_dropped"),

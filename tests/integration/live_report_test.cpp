@@ -159,13 +159,13 @@ TEST_F(LiveReportTest, ReportShowsTheSpeCountsOfTheCollection) {
   ASSERT_EQ(run.run.exit_code, 0) << run.describe();
   nlohmann::ordered_json collection = nlohmann::ordered_json::parse(read_file(out / "collection.json"));
   collection["arm_spe"] = {{"aux_records", 31}, {"aux_bytes", 65536}, {"aux_truncated", 2}, {"aux_partial", 3},
-                           {"aux_collisions", 5}, {"records", 1021}, {"taken_branches", 407},
+                           {"aux_collisions", 5}, {"restarts_after_truncation", 2}, {"records", 1021}, {"taken_branches", 407},
                            {"records_dropped", 7}, {"bytes_skipped", 11}, {"threads_unknown", 13}};
   write_file(out / "collection.json", collection.dump(2));
   const ProfcollectRun report = run_profcollect({"report", out.string()});
   ASSERT_EQ(report.run.exit_code, 0) << report.describe();
-  EXPECT_NE(report.run.out.find("SPE AUX records                        31  (65536 bytes; 2 truncated, 3 partial, "
-                                "5 collision)"),
+  EXPECT_NE(report.run.out.find("SPE AUX records                        31  (65536 bytes; 2 truncated, 2 restarts after "
+                                "truncation, 3 partial, 5 collision)"),
             std::string::npos)
       << report.run.out;
   EXPECT_NE(report.run.out.find("SPE records                          1021  (407 taken branches; 7 dropped, 11 bytes "

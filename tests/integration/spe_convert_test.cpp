@@ -5,16 +5,20 @@
 // - the pre-aggregated profile's branches = the taken branch records perf's dump prints, one
 //   edge per record with its MISPRED count, returns left out as BOLT 19 does, no fall-through;
 // - the no_lbr profile counts every perf sample in the binary once;
-// - llvm-bolt-19 reads the branch fdata and profiles every function.
+// - llvm-bolt-19 reads the branch fdata and profiles every function, and perf2bolt 19 makes the
+//   same fdata of the pre-aggregated branches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "tests/integration/convert_judges.h"
 #include "tests/integration/spe_fixtures.h"
 #include "tests/integration/test_support.h"
 
@@ -165,6 +169,80 @@ TEST_F(SpeConvert, LlvmBoltReadsTheBranchFdata) {
   EXPECT_NE((bolt.out + bolt.err).find("3 out of 3 functions in the binary (100.0%) have non-empty execution profile"),
             std::string::npos)
       << bolt.out << bolt.err;
+}
+
+// What the recording's SPE data came to, in report --json and convert's summary: the records and
+// taken branches perf decodes (one --itrace=i1i sample per record with a PC, one taken-branch
+// record of perf's dump per edge), and the PERF_RECORD_AUX records perf's dump lists with their
+// sizes and flags (the fixture flags its last one PARTIAL and COLLISION).
+TEST_F(SpeConvert, TheSummaryCountsPerfsRecordsAndTheAuxFlagsOfPerfsDump) {
+  const std::string samples = perf_itrace("ip", false);
+  uint64_t perf_records = 0;
+  for (const std::string& l : split_lines(samples)) perf_records += !l.empty();
+  const uint64_t perf_taken = perf_dump_taken_branches(fixture("spe_loop.data")).size();
+
+  const std::vector<std::string> dump_argv = {"perf", "report", "-D", "-i", fixture("spe_loop.data").string()};
+  const CommandResult dump = run_command(dump_argv);
+  ASSERT_EQ(dump.exit_code, 0) << dump.describe(dump_argv);
+  static const std::regex fields(R"(PERF_RECORD_AUX offset: (0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+|0) )");
+  uint64_t records = 0, bytes = 0, partial = 0, collisions = 0, truncated = 0;
+  for (const std::string& l : split_lines(dump.out)) {
+    std::smatch m;
+    if (!std::regex_search(l, m, fields)) continue;
+    ++records;
+    bytes += std::stoull(m[2], nullptr, 16);
+    const uint64_t flags = std::stoull(m[3], nullptr, 16);
+    truncated += (flags & 1) != 0;
+    partial += (flags & 4) != 0;
+    collisions += (flags & 8) != 0;
+  }
+  ASSERT_EQ(records, 2u) << "the fixture's two AUX records";
+  ASSERT_EQ(partial + collisions, 2u) << "the fixture flags its last one";
+
+  const std::vector<std::string> argv = {profcollect_exe().string(), "report", "--json",
+                                         fixture("spe_loop.data").string()};
+  const CommandResult report = run_command(argv);
+  ASSERT_EQ(report.exit_code, 0) << report.describe(argv);
+  const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, false);
+  ASSERT_TRUE(j.is_object() && j.contains("arm_spe")) << report.out;
+  const nlohmann::json& a = j["arm_spe"];
+  EXPECT_EQ(a["records"].get<uint64_t>(), perf_records + a["records_without_pc"].get<uint64_t>()) << a;
+  EXPECT_EQ(a["taken_branches"].get<uint64_t>(), perf_taken) << a;
+  EXPECT_EQ(a["records_dropped"].get<uint64_t>(), 0u) << a;
+  EXPECT_EQ(a["aux_records"].get<uint64_t>(), records) << a;
+  EXPECT_EQ(a["aux_bytes"].get<uint64_t>(), bytes) << a;
+  EXPECT_EQ(a["aux_truncated"].get<uint64_t>(), truncated) << a;
+  EXPECT_EQ(a["aux_partial"].get<uint64_t>(), partial) << a;
+  EXPECT_EQ(a["aux_collisions"].get<uint64_t>(), collisions) << a;
+
+  const std::vector<std::string> convert_argv = {profcollect_exe().string(), "convert", "-p",
+                                                 fixture("spe_loop.data").string(), "--format", "autofdo", "-o",
+                                                 (tmp_ / "out.afdo").string(), fixture("spe_loop").string()};
+  const CommandResult converted = run_command(convert_argv);
+  ASSERT_EQ(converted.exit_code, 0) << converted.describe(convert_argv);
+  EXPECT_NE(converted.err.find("Arm SPE: " + std::to_string(a["records"].get<uint64_t>()) + " records (" +
+                               std::to_string(perf_taken) + " taken branches)"),
+            std::string::npos)
+      << converted.err;
+}
+
+// The branch fdata's counts and offsets: perf2bolt 19 turns our pre-aggregated file (judged above
+// against perf's dump) into the same fdata through its own AArch64 disassembly.
+TEST_F(SpeConvert, BranchFdataIsPerf2boltsOfThePreaggregatedTakenBranches) {
+  if (!have_executable(kPerf2Bolt)) GTEST_SKIP() << kPerf2Bolt << " not found";
+  convert("bolt,preagg", tmp_ / "out");
+  const std::vector<std::string> argv = {kPerf2Bolt, "--pa", "-p", (tmp_ / "out/bolt.preagg").string(), "-o",
+                                         (tmp_ / "perf2bolt.fdata").string(), fixture("spe_loop").string()};
+  const CommandResult run = run_command(argv);
+  ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
+  std::vector<std::string> theirs = split_lines(read_file(tmp_ / "perf2bolt.fdata"));
+  std::vector<std::string> ours = split_lines(read_file(tmp_ / "out/bolt.fdata"));
+  std::erase(theirs, std::string());
+  std::erase(ours, std::string());
+  std::sort(theirs.begin(), theirs.end());
+  std::sort(ours.begin(), ours.end());
+  ASSERT_GT(theirs.size(), 3u) << run.describe(argv);
+  EXPECT_EQ(ours, theirs);
 }
 
 }  // namespace
