@@ -170,6 +170,15 @@ TEST_F(DaemonSpoolLimitsTest, RetentionAndTheDiskBudgetRemoveTheLeastRecentlySam
   EXPECT_LE(status.reply["disk_bytes"].get<uint64_t>(), uint64_t{1} << 20) << status.describe();
   EXPECT_EQ(status.reply["disk_bytes"].get<uint64_t>(), bytes_under(out)) << status.describe();
 
+  // While it runs: a directory that ages past retention_days (planted so, as a binary last
+  // sampled 40 days ago would be) goes at the next flush.
+  plant(out / "aged-0004", std::chrono::hours(24 * 40), 10'000);
+  const CtlRun again = run_ctl(socket, {"flush"});
+  ASSERT_EQ(again.exit_code, 0) << again.describe();
+  EXPECT_FALSE(fs::exists(out / "aged-0004")) << daemon.describe();
+  EXPECT_NE(eviction_line(daemon.err(), "aged-0004").find("): retention_days"), std::string::npos) << daemon.err();
+  EXPECT_TRUE(fs::exists(out / "newer-0003")) << daemon.describe();
+
   daemon.signal(SIGTERM);
   const auto code = daemon.wait(kPatience);
   ASSERT_TRUE(code) << daemon.describe();
