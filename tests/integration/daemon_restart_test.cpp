@@ -19,7 +19,17 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-class DaemonRestartTest : public LiveFixtureTest {};
+class DaemonRestartTest : public LiveFixtureTest {
+ protected:
+  // Profiles live_spin only, at 4000 Hz on cpu-clock, flushing every `flush_interval`.
+  void write_config(const std::string& flush_interval) const {
+    write_text(config_, "output_dir = \"" + out_.string() + "\"\nsocket = \"" + socket_.string() +
+                            "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"" + flush_interval +
+                            "\"\nbinaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+  }
+  TempDir tmp_;
+  const fs::path out_ = tmp_ / "out", socket_ = tmp_ / "ctl", config_ = tmp_ / "profcollect.toml";
+};
 
 // samples.ip: "<hex address> <count>" per line.
 std::map<uint64_t, uint64_t> address_counts(const fs::path& file) {
@@ -56,11 +66,8 @@ void expect_only_grown(const std::map<Key, uint64_t>& before, const std::map<Key
 }
 
 TEST_F(DaemonRestartTest, AfterSigkillARestartTakesUpTheFlushedProfilesAndCountsOnlyGrow) {
-  TempDir tmp;
-  const fs::path out = tmp / "out", socket = tmp / "ctl", config = tmp / "profcollect.toml";
-  write_text(config, "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
-                         "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"1h\"\n"
-                         "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+  const fs::path &tmp = tmp_.path(), &out = out_, &socket = socket_, &config = config_;
+  write_config("1h");
   BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
 
   NotifyListener notify(tmp / "notify");
@@ -119,11 +126,8 @@ TEST_F(DaemonRestartTest, AfterSigkillARestartTakesUpTheFlushedProfilesAndCounts
 // rewritten with more samples; everything counted before a flush is in the files after it, so a
 // SIGKILL loses at most what came after the last one.
 TEST_F(DaemonRestartTest, TheFlushTimerWritesProfilesUnaskedSoASigkillLosesOnlyTheLastInterval) {
-  TempDir tmp;
-  const fs::path out = tmp / "out", socket = tmp / "ctl", config = tmp / "profcollect.toml";
-  write_text(config, "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
-                         "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"1s\"\n"
-                         "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+  const fs::path &tmp = tmp_.path(), &out = out_, &socket = socket_, &config = config_;
+  write_config("1s");
   BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
   NotifyListener notify(tmp / "notify");
   std::optional<BackgroundProcess> daemon(start_daemon(config, notify));

@@ -2,6 +2,7 @@
 // file names and values are those the kernel's PMU drivers publish (arch/x86/events,
 // drivers/perf/arm_pmuv3.c) and the flags arch/x86's cpuinfo prints.
 #include "collector/cpu_capabilities.h"
+#include "tests/support/in_memory_system_files.h"
 
 #include <gtest/gtest.h>
 
@@ -11,23 +12,8 @@
 namespace profcollect {
 namespace {
 
-class FakeSystemFiles : public SystemFiles {
+class FakeSystemFiles : public test::InMemorySystemFiles {
  public:
-  std::map<std::string, std::string> files;
-
-  std::optional<std::string> read(const std::string& path) const override {
-    auto it = files.find(path);
-    if (it == files.end()) return std::nullopt;
-    return it->second;
-  }
-  std::vector<std::string> list(const std::string& directory) const override {
-    std::set<std::string> names;
-    const std::string prefix = directory + "/";
-    for (const auto& [path, content] : files)
-      if (path.rfind(prefix, 0) == 0) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
-    return {names.begin(), names.end()};
-  }
-
   void pmu(const std::string& name, const std::string& branches = "") {
     files[std::string(kEventSourceDevices) + "/" + name + "/type"] = "4\n";
     if (!branches.empty())

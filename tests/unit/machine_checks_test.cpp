@@ -10,6 +10,7 @@
 #include <set>
 
 #include "collector/machine_facts.h"
+#include "tests/support/in_memory_system_files.h"
 
 namespace profcollect {
 namespace {
@@ -266,15 +267,7 @@ TEST(MachineChecksTest, Binutils243StripIsTheKnownHazard) {
   EXPECT_EQ(find(check_machine(f), "toolchain").status, CheckStatus::Info);
 }
 
-class FakeFiles : public SystemFiles {
- public:
-  std::map<std::string, std::string> files;
-  std::optional<std::string> read(const std::string& path) const override {
-    auto it = files.find(path);
-    return it == files.end() ? std::nullopt : std::optional<std::string>(it->second);
-  }
-  std::vector<std::string> list(const std::string&) const override { return {}; }
-};
+using FakeFiles = test::InMemorySystemFiles;
 
 TEST(MachineFactsTest, ModulesAreFoundThroughModulesDepByTheKernelsName) {
   FakeFiles files;
@@ -299,19 +292,8 @@ TEST(MachineFactsTest, ModulesAreFoundThroughModulesDepByTheKernelsName) {
 // What gather_machine_facts reads through them becomes those facts and ok checks (the rest --
 // this process's capabilities, kallsyms, the lock budget, the vmlinux -- is read from the real
 // machine and not judged here).
-class ListingFiles : public FakeFiles {
- public:
-  std::vector<std::string> list(const std::string& directory) const override {
-    std::set<std::string> names;
-    const std::string prefix = directory + "/";
-    for (const auto& [path, content] : files)
-      if (path.rfind(prefix, 0) == 0) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
-    return {names.begin(), names.end()};
-  }
-};
-
 TEST(MachineFactsTest, ProbesFakedAsAMachineWithEverythingGiveItsFactsAndOkChecks) {
-  ListingFiles files;
+  FakeFiles files;
   files.files["/proc/cpuinfo"] =
       "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr pdcm pebs bts\n";
   const std::string devices = kEventSourceDevices;

@@ -11,26 +11,13 @@
 #include "collector/engine_choice.h"
 #include "collector/event_selection.h"
 #include "collector/perf_permissions.h"
+#include "tests/support/in_memory_system_files.h"
 
 namespace profcollect {
 namespace {
 
-class FakeFiles : public SystemFiles {
+class FakeFiles : public test::InMemorySystemFiles {
  public:
-  std::map<std::string, std::string> files;
-  std::optional<std::string> read(const std::string& path) const override {
-    auto it = files.find(path);
-    if (it == files.end()) return std::nullopt;
-    return it->second;
-  }
-  std::vector<std::string> list(const std::string& directory) const override {
-    std::set<std::string> names;
-    const std::string prefix = directory + "/";
-    for (const auto& [path, content] : files) {
-      if (path.starts_with(prefix)) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
-    }
-    return {names.begin(), names.end()};
-  }
   void set(const std::string& rel, const std::string& content) { files[std::string(kEventSourceDevices) + "/" + rel] = content; }
 };
 
