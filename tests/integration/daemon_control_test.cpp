@@ -191,6 +191,32 @@ TEST_F(DaemonControlTest, ADutyCycleCollectsInWindowsAndFlushesAtTheEndOfEach) {
   EXPECT_EQ(*code, 0) << daemon.describe();
 }
 
+// exclude wins over binaries: two copies of one program, both selected, one excluded by its path.
+TEST_F(DaemonControlTest, AnExcludedBinaryGetsNoProfileWhileTheOthersDo) {
+  const fs::path copy = tmp_ / "spin_excluded";
+  fs::copy_file(fixture("live_spin"), copy);
+  write_text(config(), "output_dir = \"" + out().string() + "\"\nsocket = \"" + socket().string() +
+                           "\"\nevent = \"cpu-clock\"\nflush_interval = \"1h\"\nbinaries = [" +
+                           exact_path_pattern(fixture("live_spin")) + ", " + exact_path_pattern(copy) +
+                           "]\nexclude = [" + exact_path_pattern(copy) + "]\n");
+  NotifyListener notify(tmp_ / "notify");
+  BackgroundProcess daemon = start_daemon(config(), notify);
+  ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
+  BackgroundProcess kept = start_target(fixture("live_spin"), {"a", "0"});
+  BackgroundProcess excluded = start_target(copy, {"a", "0"});
+  ASSERT_TRUE(wait_for_cpu_time(kept.pid(), 200ms, kPatience));
+  ASSERT_TRUE(wait_for_cpu_time(excluded.pid(), 200ms, kPatience));
+  const CtlRun flush = run_ctl(socket(), {"flush"});
+  ASSERT_EQ(flush.exit_code, 0) << flush.describe();
+  EXPECT_EQ(profile_dirs(out(), "live_spin").size(), 1u) << daemon.describe();
+  EXPECT_TRUE(profile_dirs(out(), "spin_excluded").empty()) << daemon.describe();
+  const CtlRun status = run_ctl(socket(), {"status"});
+  ASSERT_EQ(status.exit_code, 0) << status.describe();
+  for (const auto& b : status.reply["binaries"]) EXPECT_NE(b["path"], copy.string()) << status.reply.dump();
+  daemon.signal(SIGTERM);
+  ASSERT_TRUE(daemon.wait(kPatience)) << daemon.describe();
+}
+
 TEST_F(DaemonControlTest, ABadConfigurationIsRefusedAtStartNamingFileLineAndKey) {
   write_text(config(), config_text() + "\nflush_interval = \"2s\"\nfrequncy = 99\n");
   const ProfcollectRun run = run_profcollect({"daemon", "--config", config().string()});

@@ -37,6 +37,7 @@ struct Dump {
   std::vector<DumpRecord> records;
   std::set<std::string> packet_kinds;  // first word of each packet description
   size_t extended_headers = 0;         // packets whose first byte is 0b001000xx
+  std::set<unsigned> headers;          // every packet's first byte
   size_t timestamp_ends = 0, end_ends = 0;
 };
 
@@ -55,6 +56,7 @@ Dump parse_dump(const std::string& text) {
     d.packet_kinds.insert(first);
     const unsigned byte0 = std::stoul(m[2].str().substr(0, 2), nullptr, 16);
     if ((byte0 & 0xfc) == 0x20) ++d.extended_headers;
+    d.headers.insert(byte0);
     std::smatch a;
     if (std::regex_match(desc, a, address)) {
       const uint64_t v = std::stoull(a[2], nullptr, 16);
@@ -125,6 +127,10 @@ TEST_F(SpeDecodeVsPerf, RecordsMatchPerfReportDump) {
     EXPECT_TRUE(perf.packet_kinds.count(kind)) << "perf printed no " << kind << " packet";
   }
   EXPECT_GT(perf.extended_headers, 100u);
+  // EVENTS and DATA SOURCE with payloads of 1, 2, 4 and 8 bytes; CONTEXT of either register.
+  for (unsigned header : {0x42u, 0x52u, 0x62u, 0x72u, 0x43u, 0x53u, 0x63u, 0x73u, 0x64u, 0x65u}) {
+    EXPECT_TRUE(perf.headers.count(header)) << "perf printed no packet with header " << std::hex << header;
+  }
   EXPECT_GT(perf.end_ends, 100u);
   EXPECT_GT(perf.timestamp_ends, 1000u);
 
