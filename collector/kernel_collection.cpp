@@ -212,6 +212,10 @@ KernelCollectionResult KernelCollection::write_profiles() {
     nlohmann::ordered_json modules = nlohmann::ordered_json::object();
     for (const auto& [name, count] : per_module) modules[name] = count;
     j["modules"] = modules;
+    // The modules whose .ko was found (each has a profile of its own), and those of them whose
+    // sections were placed by their kallsyms symbols (no /sys/module listing).
+    j["module_profiles"] = selector_->modules_found();
+    j["modules_placed_by_kallsyms"] = selector_->modules_placed_by_kallsyms();
     j["vmlinux"] = image_.path;
     j["running_build_id"] = image_.running ? image_.running->to_hex() : "";
     j["profile_dir"] = result.profile_dir;
