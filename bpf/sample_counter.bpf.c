@@ -1,9 +1,10 @@
 // The sample counter: a perf_event program run on every overflow of a sampling event. Instead of
 // the kernel writing the sample into a ring buffer for user space to decode, it counts the
-// sample in maps that user space drains: by (tgid, ip) and, with branch stacks, by (tgid, taken
-// branch) and (tgid, fall-through range). It returns 0, so the sample is not also written out.
+// sample in a map that user space drains, by (tgid, ip). It returns 0, so the sample is not also
+// written out. (Branch stacks are not counted: the BPF engine refuses them, engine = perf takes
+// them.)
 //
-// Two generations. The count maps are reached through array-of-maps outer maps of one element;
+// Two generations. The count map is reached through an array-of-maps outer map of one element;
 // user space swaps in a spare inner map, and the kernel's update of a map-in-map element waits
 // for every running (non-sleepable) program to finish (synchronize_rcu in
 // maybe_wait_bpf_programs, kernel/bpf/syscall.c). Once the swap returns, no run can still hold
@@ -27,7 +28,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 // Set by the loader before the load; the verifier drops the code they turn off.
 const volatile bool all_processes = false;
-const volatile bool branch_stacks = false;
 // The loader's pid namespace (the device and inode of its /proc/self/ns/pid), when it is not the
 // initial one: then processes are known to it (and in its side-band records) by their pids in
 // that namespace, which bpf_get_current_pid_tgid does not give. 0: the initial namespace.
@@ -49,9 +49,9 @@ struct {
   __type(value, __u64);
 } counters SEC(".maps");
 
-// The live generation of each count map. The inner maps are created by the loader, which also
-// sets the templates' max_entries to theirs (Linux 5.10 and later do not compare a hash map's
-// max_entries, older kernels do). The templates give the key and value sizes the verifier
+// The live generation of the count map. The inner maps are created by the loader, which also
+// sets the template's max_entries to theirs (Linux 5.10 and later do not compare a hash map's
+// max_entries, older kernels do). The template gives the key and value sizes the verifier
 // checks against: sizes, not BTF types, since the inner maps carry no BTF, and clang leaves a
 // type used only here as a forward declaration, which libbpf cannot size.
 struct {
@@ -65,42 +65,6 @@ struct {
     __uint(value_size, sizeof(__u64));
   });
 } ip_generation SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __array(values, struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 1);
-    __uint(key_size, sizeof(struct profcollect_branch_key));
-    __uint(value_size, sizeof(struct profcollect_branch_value));
-  });
-} branch_generation SEC(".maps");
-
-struct {
-  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __array(values, struct {
-    __uint(type, BPF_MAP_TYPE_HASH);
-    __uint(max_entries, 1);
-    __uint(key_size, sizeof(struct profcollect_range_key));
-    __uint(value_size, sizeof(__u64));
-  });
-} range_generation SEC(".maps");
-
-// Where a sample's branch stack is copied: too large for the 512-byte BPF stack.
-struct branch_scratch {
-  struct perf_branch_entry entries[PROFCOLLECT_MAX_BRANCH_ENTRIES];
-};
-
-struct {
-  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-  __uint(max_entries, 1);
-  __type(key, __u32);
-  __type(value, struct branch_scratch);
-} scratch SEC(".maps");
 
 static __always_inline void bump(__u32 counter) {
   __u64 *value = bpf_map_lookup_elem(&counters, &counter);
@@ -124,49 +88,6 @@ static __always_inline bool add_u64(void *map, const void *key, __u64 count) {
   if (!value) return false;
   __sync_fetch_and_add(value, count);
   return true;
-}
-
-static __always_inline bool add_branch(void *map, const struct profcollect_branch_key *key,
-                                       __u64 mispredicted) {
-  struct profcollect_branch_value *value = bpf_map_lookup_elem(map, key);
-  if (!value) {
-    struct profcollect_branch_value first = {.count = 1, .mispredicted = mispredicted};
-    long err = bpf_map_update_elem(map, key, &first, BPF_NOEXIST);
-    if (err == 0) return true;
-    if (err != -EEXIST) return false;
-    value = bpf_map_lookup_elem(map, key);
-    if (!value) return false;
-  }
-  __sync_fetch_and_add(&value->count, 1);
-  if (mispredicted) __sync_fetch_and_add(&value->mispredicted, 1);
-  return true;
-}
-
-// The taken branches of the sample's branch stack (newest first) and the fall-through ranges
-// between them: from the older entry's target to the newer entry's source.
-static __always_inline void count_branch_stack(struct bpf_perf_event_data *ctx, __u32 tgid) {
-  __u32 zero = 0;
-  struct branch_scratch *buffer = bpf_map_lookup_elem(&scratch, &zero);
-  if (!buffer) return;
-  long bytes = bpf_read_branch_records(ctx, buffer->entries, sizeof(buffer->entries), 0);
-  if (bytes < 0) {
-    bump(PROFCOLLECT_BRANCH_READS_FAILED);
-    return;
-  }
-  void *branches = bpf_map_lookup_elem(&branch_generation, &zero);
-  void *ranges = bpf_map_lookup_elem(&range_generation, &zero);
-  __u32 n = bytes / sizeof(struct perf_branch_entry);
-  if (n > PROFCOLLECT_MAX_BRANCH_ENTRIES) n = PROFCOLLECT_MAX_BRANCH_ENTRIES;
-  for (__u32 i = 0; i < PROFCOLLECT_MAX_BRANCH_ENTRIES; i++) {
-    if (i >= n) break;
-    const struct perf_branch_entry *newer = &buffer->entries[i];
-    struct profcollect_branch_key branch = {.tgid = tgid, .from = newer->from, .to = newer->to};
-    if (!branches || !add_branch(branches, &branch, newer->mispred)) bump(PROFCOLLECT_BRANCHES_FULL);
-    if (i + 1 >= n || i + 1 >= PROFCOLLECT_MAX_BRANCH_ENTRIES) continue;
-    const struct perf_branch_entry *older = &buffer->entries[i + 1];
-    struct profcollect_range_key range = {.tgid = tgid, .start = older->to, .end = newer->from};
-    if (!ranges || !add_u64(ranges, &range, 1)) bump(PROFCOLLECT_RANGES_FULL);
-  }
 }
 
 // The interrupted process's tgid as the loader knows it; false for a process of another pid
@@ -199,6 +120,5 @@ int count_sample(struct bpf_perf_event_data *ctx) {
   void *ips = bpf_map_lookup_elem(&ip_generation, &zero);
   struct profcollect_ip_key key = {.tgid = tgid, .ip = PT_REGS_IP(&ctx->regs)};
   if (!ips || !add_u64(ips, &key, 1)) bump(PROFCOLLECT_IPS_FULL);
-  if (branch_stacks) count_branch_stack(ctx, tgid);
   return 0;
 }

@@ -1,5 +1,5 @@
 // The sample counter's loader: opens the skeleton, sets the program's knobs, creates both
-// generations of count maps and swaps and drains them (sample_counter.h says how).
+// generations of the count map and swaps and drains them (sample_counter.h says how).
 #include "bpf/sample_counter.h"
 
 #include <bpf/bpf.h>
@@ -15,7 +15,7 @@
 #include <utility>
 
 #include "bpf/hash_map_drain.h"
-#include "bpf/sample_counter.skel.h"
+#include "bpf/sample_counter_skeleton.h"
 
 namespace profcollect {
 
@@ -76,18 +76,15 @@ uint64_t map_memory(int fd) {
 
 void DrainedCounts::clear() {
   ips.clear();
-  branches.clear();
-  ranges.clear();
 }
 
-SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes, bool branch_stacks)
-    : skeleton_(nullptr, sample_counter_bpf__destroy), sizes_(sizes), branch_stacks_(branch_stacks) {
+SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes)
+    : skeleton_(nullptr, sample_counter_bpf__destroy), sizes_(sizes) {
   QuietLibbpf quiet;
   skeleton_.reset(sample_counter_bpf__open());
   if (!skeleton_) throw bpf_error(errno, "opening the BPF sample counter");
   sample_counter_bpf* skel = skeleton_.get();
   skel->rodata->all_processes = all_processes;
-  skel->rodata->branch_stacks = branch_stacks;
   // Inside a pid namespace (a container), count by the pids the side-band records give there.
   // PROC_PID_INIT_INO (include/linux/proc_ns.h) is the initial namespace's inode.
   constexpr uint64_t kInitialPidNamespace = 0xEFFFFFFCu;
@@ -99,29 +96,15 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
   if (int err = bpf_map__set_max_entries(skel->maps.targets, std::max(sizes.targets, 1u)); err) {
     throw bpf_error(-err, "sizing the BPF target set");
   }
-  // Both generations of count maps, made here with their sizes. The first of each kind is also
-  // the template its outer map is created with: kernels before 5.10 (bpf_map_meta_equal before
-  // the map_meta_equal ops) refuse an inner map whose max_entries differs from the template's.
+  // Both generations of the count map, made here with their size. The first is also the
+  // template the outer map is created with: kernels before 5.10 (bpf_map_meta_equal before the
+  // map_meta_equal ops) refuse an inner map whose max_entries differs from the template's.
   for (int gen = 0; gen < 2; ++gen) {
     ips_.maps[gen] = create_count_map(gen ? "pc_ips_1" : "pc_ips_0", sizeof(profcollect_ip_key),
                                       sizeof(uint64_t), std::max(sizes.ip_entries, 1u));
-    if (!branch_stacks) continue;
-    branches_.maps[gen] = create_count_map(
-        gen ? "pc_branches_1" : "pc_branches_0", sizeof(profcollect_branch_key),
-        sizeof(profcollect_branch_value), std::max(sizes.branch_entries, 1u));
-    ranges_.maps[gen] = create_count_map(gen ? "pc_ranges_1" : "pc_ranges_0",
-                                         sizeof(profcollect_range_key), sizeof(uint64_t),
-                                         std::max(sizes.range_entries, 1u));
   }
-  const std::pair<bpf_map*, int> templates[] = {
-      {skel->maps.ip_generation, ips_.maps[0]},
-      {skel->maps.branch_generation, branches_.maps[0]},
-      {skel->maps.range_generation, ranges_.maps[0]}};
-  for (const auto& [outer, inner] : templates) {
-    if (inner < 0) continue;  // no branch maps: the program's own 1-entry template
-    if (int err = bpf_map__set_inner_map_fd(outer, inner); err) {
-      throw bpf_error(-err, "sizing the BPF count maps");
-    }
+  if (int err = bpf_map__set_inner_map_fd(skel->maps.ip_generation, ips_.maps[0]); err) {
+    throw bpf_error(-err, "sizing the BPF count maps");
   }
   // libbpf asks the kernel for the verifier's log only when a load fails, into this buffer.
   std::vector<char> log(256 * 1024, '\0');
@@ -138,22 +121,10 @@ SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes
   bpf_program__set_log_buf(skel->progs.count_sample, nullptr, 0);
 
   ips_.outer = bpf_map__fd(skel->maps.ip_generation);
-  branches_.outer = bpf_map__fd(skel->maps.branch_generation);
-  ranges_.outer = bpf_map__fd(skel->maps.range_generation);
-  install(ips_, ips_.maps[live_]);
-  if (branch_stacks) {
-    install(branches_, branches_.maps[live_]);
-    install(ranges_, ranges_.maps[live_]);
-  }
+  install(ips_.maps[live_]);
   const uint32_t first_drain = 4096;
   ip_keys_.resize(std::min(sizes.ip_entries, first_drain));
   ip_values_.resize(ip_keys_.size());
-  if (branch_stacks) {
-    branch_keys_.resize(std::min(sizes.branch_entries, first_drain));
-    branch_values_.resize(branch_keys_.size());
-    range_keys_.resize(std::min(sizes.range_entries, first_drain));
-    range_values_.resize(range_keys_.size());
-  }
 }
 
 SampleCounter::~SampleCounter() {
@@ -166,11 +137,11 @@ SampleCounter::Generations::~Generations() {
   }
 }
 
-void SampleCounter::install(const Generations& kind, int map_fd) {
+void SampleCounter::install(int map_fd) {
   // The kernel returns from this update once every program run that may hold the previous
   // inner map has ended (maybe_wait_bpf_programs, kernel/bpf/syscall.c).
-  if (int err = bpf_map_update_elem(kind.outer, &kSlot, &map_fd, BPF_ANY); err) {
-    throw bpf_error(-err, "installing a generation of BPF count maps");
+  if (int err = bpf_map_update_elem(ips_.outer, &kSlot, &map_fd, BPF_ANY); err) {
+    throw bpf_error(-err, "installing a generation of the BPF count map");
   }
 }
 
@@ -201,44 +172,25 @@ void SampleCounter::remove_target(uint32_t tgid) {
 
 void SampleCounter::flip() {
   const int next = 1 - live_;
-  install(ips_, ips_.maps[next]);
-  if (branch_stacks_) {
-    install(branches_, branches_.maps[next]);
-    install(ranges_, ranges_.maps[next]);
-  }
+  install(ips_.maps[next]);
   live_ = next;
 }
 
-template <typename Key, typename Value, typename Emit>
-void SampleCounter::drain_map(int fd, std::vector<Key>& keys, std::vector<Value>& values, Emit emit) {
+void SampleCounter::drain_idle(DrainedCounts& out) {
+  out.clear();
+  const int idle = 1 - live_;
+  auto emit = [&](const profcollect_ip_key& k, uint64_t v) { out.ips.push_back({k.tgid, k.ip, v}); };
   if (use_batch_) {
-    const int err = drain_hash_map(fd, HashMapDrainMode::Batch, keys, values, emit);
+    const int err = drain_hash_map(ips_.maps[idle], HashMapDrainMode::Batch, ip_keys_, ip_values_, emit);
     if (err == 0) return;
     // A kernel without batch operations (524: its ENOTSUPP); what the batches did not take is
     // read key by key.
     if (err != -EINVAL && err != -ENOTSUP && err != -524) throw bpf_error(-err, "draining a BPF count map");
     use_batch_ = false;
   }
-  if (const int err = drain_hash_map(fd, HashMapDrainMode::KeyWalk, keys, values, emit); err) {
+  if (const int err = drain_hash_map(ips_.maps[idle], HashMapDrainMode::KeyWalk, ip_keys_, ip_values_, emit); err) {
     throw bpf_error(-err, "draining a BPF count map");
   }
-}
-
-void SampleCounter::drain_idle(DrainedCounts& out) {
-  out.clear();
-  const int idle = 1 - live_;
-  drain_map(ips_.maps[idle], ip_keys_, ip_values_, [&](const profcollect_ip_key& k, uint64_t v) {
-    out.ips.push_back({k.tgid, k.ip, v});
-  });
-  if (!branch_stacks_) return;
-  drain_map(branches_.maps[idle], branch_keys_, branch_values_,
-            [&](const profcollect_branch_key& k, const profcollect_branch_value& v) {
-              out.branches.push_back({k.tgid, k.from, k.to, v.count, v.mispredicted});
-            });
-  drain_map(ranges_.maps[idle], range_keys_, range_values_,
-            [&](const profcollect_range_key& k, uint64_t v) {
-              out.ranges.push_back({k.tgid, k.start, k.end, v});
-            });
 }
 
 SampleCounterLosses SampleCounter::losses() const {
@@ -256,10 +208,7 @@ SampleCounterLosses SampleCounter::losses() const {
   };
   SampleCounterLosses out;
   out.ips_full = sum(PROFCOLLECT_IPS_FULL);
-  out.branches_full = sum(PROFCOLLECT_BRANCHES_FULL);
-  out.ranges_full = sum(PROFCOLLECT_RANGES_FULL);
   out.other_pid_namespace = sum(PROFCOLLECT_OTHER_PID_NAMESPACE);
-  out.branch_reads_failed = sum(PROFCOLLECT_BRANCH_READS_FAILED);
   out.filtered = sum(PROFCOLLECT_FILTERED);
   return out;
 }
@@ -278,10 +227,8 @@ uint64_t SampleCounter::memory_bytes() const {
   uint64_t total = 0;
   bpf_map* map;
   bpf_object__for_each_map(map, skeleton_->obj) total += map_memory(bpf_map__fd(map));
-  for (const Generations* kind : {&ips_, &branches_, &ranges_}) {
-    for (int fd : kind->maps) {
-      if (fd >= 0) total += map_memory(fd);
-    }
+  for (int fd : ips_.maps) {
+    if (fd >= 0) total += map_memory(fd);
   }
   return total;
 }

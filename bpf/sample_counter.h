@@ -1,6 +1,6 @@
 // The loader of the sample counter (sample_counter.bpf.c): a BPF program attached to sampling
-// events that counts samples in the kernel by (tgid, ip) and, with branch stacks, by taken
-// branch and fall-through range, instead of writing each sample into a ring buffer.
+// events that counts samples in the kernel by (tgid, ip) instead of writing each sample into a
+// ring buffer. It counts no branch stacks.
 //
 // Counting runs in two generations of count maps. flip() installs the spare generation as the
 // live one; the kernel's map-in-map update returns only after every program run that could
@@ -33,47 +33,28 @@ struct CountedIp {
   uint64_t count;
 };
 
-struct CountedBranch {
-  uint32_t tgid;
-  uint64_t from, to;
-  uint64_t count, mispredicted;
-};
-
-// The code run between two taken branches of one branch stack: from `start` (the older
-// branch's target) to `end` (the newer branch's source).
-struct CountedRange {
-  uint32_t tgid;
-  uint64_t start, end;
-  uint64_t count;
-};
-
 struct DrainedCounts {
   std::vector<CountedIp> ips;
-  std::vector<CountedBranch> branches;
-  std::vector<CountedRange> ranges;
   void clear();  // keeps the capacity
 };
 
-// Entries of each count map (per generation) and of the target set.
+// Entries of the count map (per generation) and of the target set.
 struct SampleCounterSizes {
-  uint32_t ip_entries, branch_entries, range_entries, targets;
+  uint32_t ip_entries, targets;
 };
 
 // Sizes for `samples_per_cpu_second` samples per second on each of `cpus` CPUs drained every
 // `drain_interval`: room for every sample of an interval to be a distinct ip, with head room
 // for a late drain, capped (a sample that finds its map full is counted in losses).
 SampleCounterSizes size_sample_counter(double samples_per_cpu_second, unsigned cpus,
-                                       std::chrono::milliseconds drain_interval, bool branch_stacks);
+                                       std::chrono::milliseconds drain_interval);
 // What the maps of these sizes cost in kernel memory, in bytes (both generations and the
 // target set; the kernel's preallocated hash-map layout), for the notes.
-uint64_t sample_counter_memory(const SampleCounterSizes& sizes, bool branch_stacks);
+uint64_t sample_counter_memory(const SampleCounterSizes& sizes);
 
 // What the program saw and did not count, summed over CPUs since the load.
 struct SampleCounterLosses {
   uint64_t ips_full = 0;             // an ip count found its map full
-  uint64_t branches_full = 0;        // a taken-branch count found its map full
-  uint64_t ranges_full = 0;          // a range count found its map full
-  uint64_t branch_reads_failed = 0;  // samples whose branch stack could not be read
   uint64_t filtered = 0;             // samples of processes that are not targets (not a loss)
   uint64_t other_pid_namespace = 0;  // samples of processes outside this process's pid namespace
 };
@@ -90,7 +71,7 @@ class SampleCounter {
   // Opens and loads the program and creates both generations of count maps. Throws BpfError
   // whose message says why: without the privilege, "loading a BPF program needs CAP_BPF and
   // CAP_PERFMON (or root)"; a refusal by the verifier, with the end of its log.
-  SampleCounter(const SampleCounterSizes& sizes, bool all_processes, bool branch_stacks);
+  SampleCounter(const SampleCounterSizes& sizes, bool all_processes);
   ~SampleCounter();
   SampleCounter(const SampleCounter&) = delete;
   SampleCounter& operator=(const SampleCounter&) = delete;
@@ -124,8 +105,8 @@ class SampleCounter {
   uint64_t memory_bytes() const;
 
  private:
-  // The count maps of one kind: both generations' fds (owned), the outer map that selects the
-  // live one (the skeleton's).
+  // The count maps: both generations' fds (owned), the outer map that selects the live one (the
+  // skeleton's).
   struct Generations {
     Generations() = default;
     ~Generations();
@@ -134,24 +115,17 @@ class SampleCounter {
     int outer = -1;
     int maps[2] = {-1, -1};
   };
-  void install(const Generations& kind, int map_fd);
-  template <typename Key, typename Value, typename Emit>
-  void drain_map(int fd, std::vector<Key>& keys, std::vector<Value>& values, Emit emit);
+  void install(int map_fd);
 
   std::unique_ptr<sample_counter_bpf, void (*)(sample_counter_bpf*)> skeleton_;
   SampleCounterSizes sizes_;
-  bool branch_stacks_;
-  Generations ips_, branches_, ranges_;
+  Generations ips_;
   int live_ = 0;  // the generation the program counts into
   bool use_batch_ = true;
   std::vector<bpf_link*> links_;
   // Drain buffers, grown once.
   std::vector<struct profcollect_ip_key> ip_keys_;
   std::vector<uint64_t> ip_values_;
-  std::vector<struct profcollect_branch_key> branch_keys_;
-  std::vector<struct profcollect_branch_value> branch_values_;
-  std::vector<struct profcollect_range_key> range_keys_;
-  std::vector<uint64_t> range_values_;
 };
 
 }  // namespace profcollect

@@ -35,36 +35,25 @@ uint64_t hash_map_memory(uint64_t max_entries, uint64_t key_size, uint64_t value
 }  // namespace
 
 SampleCounterSizes size_sample_counter(double samples_per_cpu_second, unsigned cpus,
-                                       std::chrono::milliseconds drain_interval,
-                                       bool branch_stacks) {
+                                       std::chrono::milliseconds drain_interval) {
   const double samples = samples_per_cpu_second * std::max(cpus, 1u) *
                          std::max<double>(drain_interval.count(), 1.0) / 1000.0;
-  // Every sample of an interval may be a distinct ip in the worst case; a branch stack adds up
-  // to 32 taken branches and 31 ranges. Caps keep a generation of a map near 300 MB (ips) and
-  // 90 MB (branches, ranges) at most; beyond them a sample that finds its map full is counted.
+  // Every sample of an interval may be a distinct ip in the worst case. The cap keeps a
+  // generation of the map near 300 MB at most; beyond it a sample that finds the map full is
+  // counted.
   SampleCounterSizes sizes{};
   sizes.ip_entries = entries_for(samples, 1024, 1u << 22);
-  if (branch_stacks) {
-    sizes.branch_entries = entries_for(samples * PROFCOLLECT_MAX_BRANCH_ENTRIES, 4096, 1u << 20);
-    sizes.range_entries = entries_for(samples * (PROFCOLLECT_MAX_BRANCH_ENTRIES - 1), 4096, 1u << 20);
-  }
   // Processes profiled at once by one collection (a --pid target with its children); -a counts
   // every process without the set.
   sizes.targets = 16384;
   return sizes;
 }
 
-uint64_t sample_counter_memory(const SampleCounterSizes& sizes, bool branch_stacks) {
+uint64_t sample_counter_memory(const SampleCounterSizes& sizes) {
   const int possible = libbpf_num_possible_cpus();
   const uint64_t cpus = possible > 0 ? possible : 1;
   uint64_t total = hash_map_memory(sizes.targets, sizeof(uint32_t), sizeof(uint8_t), cpus);
   total += 2 * hash_map_memory(sizes.ip_entries, sizeof(profcollect_ip_key), sizeof(uint64_t), cpus);
-  if (branch_stacks) {
-    total += 2 * hash_map_memory(sizes.branch_entries, sizeof(profcollect_branch_key),
-                                 sizeof(profcollect_branch_value), cpus);
-    total += 2 * hash_map_memory(sizes.range_entries, sizeof(profcollect_range_key),
-                                 sizeof(uint64_t), cpus);
-  }
   return total;
 }
 

@@ -1,9 +1,10 @@
 # bpf_skeleton(TARGET SOURCE): compiles the BPF program SOURCE (a .bpf.c) with clang and turns
 # the object into a libbpf skeleton header, <name>.skel.h in the build tree (name: SOURCE
-# without .bpf.c), which TARGET's sources include as "bpf/<name>.skel.h". The object carries its
-# own BTF (-g), which libbpf needs for BTF-defined maps; nothing here reads the build machine's
-# kernel BTF, and the program uses UAPI types only, so the build works without
-# /sys/kernel/btf/vmlinux and the object loads on a kernel without BTF.
+# without .bpf.c). TARGET's sources include it through bpf/<name>_skeleton.h, which makes the
+# generated C header C++-clean. The object carries its own BTF (-g), which libbpf needs for
+# BTF-defined maps; nothing here reads the build machine's kernel BTF, and the program uses UAPI
+# types only, so the build works without /sys/kernel/btf/vmlinux and the object loads on a
+# kernel without BTF.
 
 find_program(BPF_CLANG NAMES clang-19 clang REQUIRED
              DOC "clang that targets BPF, for the BPF programs")

@@ -215,6 +215,4 @@ void BoltBlockMap::drop_cached() {
   impl_->decoded = decltype(impl_->decoded)();  // not `= {}`, which keeps the capacity
 }
 
-size_t BoltBlockMap::cached_functions() const { return impl_->cache.size(); }
-
 }  // namespace profcollect

@@ -57,7 +57,6 @@ class BoltBlockMap {
   // Frees every function's cached blocks (decoded again on demand); invalidates the references
   // returned before.
   void drop_cached();
-  size_t cached_functions() const;
 
  private:
   struct Impl;

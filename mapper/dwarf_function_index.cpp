@@ -12,8 +12,7 @@ void DwarfFunctionIndex::add(std::string_view name, const std::vector<AddressRan
   const uint32_t index = it->second;
   for (const AddressRange& range : ranges) {
     functions_[index].ranges.push_back(range);
-    auto [slot, fresh] = ranges_.try_emplace(range.begin, FunctionRange{range.begin, range.end, index});
-    if (!fresh) ++duplicate_starts_;
+    ranges_.try_emplace(range.begin, FunctionRange{range.begin, range.end, index});
   }
 }
 

@@ -47,14 +47,11 @@ class DwarfFunctionIndex {
   const std::vector<DwarfFunction>& functions() const { return functions_; }
   const DwarfFunction& function(uint32_t index) const { return functions_[index]; }
   const std::map<uint64_t, FunctionRange>& ranges() const { return ranges_; }
-  // Range starts claimed by more than one subprogram (llvm-profgen warns about them).
-  size_t duplicate_starts() const { return duplicate_starts_; }
 
  private:
   std::vector<DwarfFunction> functions_;
   std::unordered_map<std::string, uint32_t> by_name_;
   std::map<uint64_t, FunctionRange> ranges_;  // keyed by begin
-  size_t duplicate_starts_ = 0;
 };
 
 }  // namespace profcollect

@@ -29,17 +29,6 @@ ImageKind classify_image(const Dso& dso) {
   return ImageKind::UserFile;
 }
 
-std::string_view image_kind_name(ImageKind kind) {
-  switch (kind) {
-    case ImageKind::UserFile: return "user_file";
-    case ImageKind::Kernel: return "kernel";
-    case ImageKind::KernelModule: return "kernel_module";
-    case ImageKind::Anonymous: return "anonymous";
-    case ImageKind::Special: return "special";
-  }
-  return "unknown";
-}
-
 std::string dso_display_name(const Dso& dso) {
   std::string_view p = dso.path;
   if (dso.kernel) {

@@ -30,8 +30,6 @@ std::string perf_map_name(uint32_t pid);
 
 ImageKind classify_image(const Dso& dso);
 
-std::string_view image_kind_name(ImageKind kind);
-
 // A kernel module's name as the kernel and perf spell it: the file name without ".ko" and what
 // follows, '-' as '_' ("/lib/modules/6.1.0/kernel/fs/fuse/fuse.ko" and "[fuse]": "fuse").
 std::string module_name(std::string_view path);

@@ -62,11 +62,11 @@ int32_t ImageResolver::apply(const ImageChoice& choice, uint32_t pid, const Mapp
     case ImageChoice::Verdict::NotSelected:
       return kNotSelected;
     case ImageChoice::Verdict::Unreadable:
-      warnings_.push_back(dso.path + ": " + choice.why + "; its samples are counted as unreadable_binary");
+      warnings_.push_back({"unreadable_binary", dso.path, choice.why});
       return kUnreadable;
     case ImageChoice::Verdict::BuildIdMismatch:
       if (!choice.why.empty()) {
-        warnings_.push_back(dso.path + ": " + choice.why + "; its samples are counted as build_id_mismatch");
+        warnings_.push_back({"build_id_mismatch", dso.path, choice.why});
       }
       return kMismatch;
     case ImageChoice::Verdict::Selected:
@@ -170,8 +170,8 @@ std::vector<int32_t> ImageResolver::forget(const std::vector<uint32_t>& dso_indi
   return released;
 }
 
-std::vector<std::string> ImageResolver::take_warnings() {
-  std::vector<std::string> w;
+std::vector<ImageWarning> ImageResolver::take_warnings() {
+  std::vector<ImageWarning> w;
   w.swap(warnings_);
   for (const Slot& s : slots_) {
     if (!s.image) continue;

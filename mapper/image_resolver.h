@@ -79,7 +79,7 @@ class ImageResolver {
   std::vector<int32_t> forget(const std::vector<uint32_t>& dso_indices);
 
   // What the selector could not open, once per file, and what the images had to say.
-  std::vector<std::string> take_warnings();
+  std::vector<ImageWarning> take_warnings();
 
  private:
   static constexpr int32_t kUndecided = -1, kNotSelected = -2, kUnreadable = -3, kMismatch = -4;
@@ -97,7 +97,7 @@ class ImageResolver {
   ImageSelector& selector_;
   std::vector<int32_t> routes_;  // per Dso index: a slot or a k* value
   std::vector<Slot> slots_;
-  std::vector<std::string> warnings_;
+  std::vector<ImageWarning> warnings_;
 };
 
 }  // namespace profcollect

@@ -89,7 +89,7 @@ const AutofdoBinary* LoadedImage::debug() const {
     } catch (const std::exception& e) {
       // AutoFDO needs DWARF; the image still gets its BOLT profile.
       debug_error_ = e.what();
-      warnings_.push_back("no AutoFDO profile for " + identity_.path + ": " + debug_error_);
+      warnings_.push_back({"no_debug_info", identity_.path, debug_error_});
     }
   }
   return debug_.get();
@@ -106,8 +106,7 @@ BoltBlockMap* LoadedImage::blocks() const {
     try {
       blocks_ = std::make_unique<BoltBlockMap>(*elf_);
     } catch (const std::exception& e) {
-      warnings_.push_back(identity_.path + ": no BOLT branch profile (" + e.what() +
-                          "); bolt.fdata holds its IP samples");
+      warnings_.push_back({"no_bolt_blocks", identity_.path, e.what()});
     }
   }
   return blocks_.get();
@@ -121,8 +120,14 @@ void LoadedImage::drop_caches() {
   elf_->release_file_pages();
 }
 
-std::vector<std::string> LoadedImage::take_warnings() {
-  std::vector<std::string> w;
+std::string ImageWarning::message() const {
+  if (kind == "no_debug_info") return "no AutoFDO profile for " + path + ": " + reason;
+  if (kind == "no_bolt_blocks") return path + ": no BOLT branch profile (" + reason + "); bolt.fdata holds its IP samples";
+  return path + ": " + reason + "; its samples are counted as " + kind;
+}
+
+std::vector<ImageWarning> LoadedImage::take_warnings() {
+  std::vector<ImageWarning> w;
   w.swap(warnings_);
   return w;
 }

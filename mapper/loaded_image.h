@@ -33,6 +33,15 @@ struct BinaryIdentity {
   std::string directory_name() const;
 };
 
+// Something an image could not give (or a file that could not be made one), said once per image.
+struct ImageWarning {
+  std::string kind;    // no_debug_info, no_bolt_blocks, unreadable_binary, build_id_mismatch
+  std::string path;    // the file
+  std::string reason;  // why, in full
+  // The whole sentence, as said alone.
+  std::string message() const;
+};
+
 struct ImageLoadOptions {
   // Searched first, in order, for separate debug files; then the system's (/usr/lib/debug).
   std::vector<std::string> debug_dirs;
@@ -68,7 +77,7 @@ class LoadedImage {
   void drop_caches();
 
   // Warnings not yet taken (each said once per image).
-  std::vector<std::string> take_warnings();
+  std::vector<ImageWarning> take_warnings();
 
  private:
   std::shared_ptr<const ElfBinary> elf_;
@@ -81,7 +90,7 @@ class LoadedImage {
   mutable std::string debug_error_;
   mutable std::unique_ptr<BoltBlockMap> blocks_;
   mutable bool blocks_tried_ = false;
-  mutable std::vector<std::string> warnings_;
+  mutable std::vector<ImageWarning> warnings_;
 };
 
 }  // namespace profcollect

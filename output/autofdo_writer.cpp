@@ -78,7 +78,7 @@ std::string write_sample_profile_text(const SampleProfile& profile) {
 }
 
 std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& binary,
-                                   AutofdoStats* stats) {
+                                   AutofdoStats* stats, const RenderStop* stop) {
   RangeProfile ranges;
   uint64_t not_code = 0;
   for (const auto& [address, count] : ips.counts()) {
@@ -89,7 +89,7 @@ std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& bi
     }
   }
   ProfileBuildStats build;
-  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::IpSamples, &build);
+  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::IpSamples, &build, stop);
   if (stats != nullptr) {
     stats->samples = ips.total();
     stats->samples_not_code = not_code;
@@ -99,9 +99,9 @@ std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& bi
 }
 
 std::string write_autofdo_from_ranges(const RangeProfile& ranges, const AutofdoBinary& binary,
-                                      AutofdoStats* stats) {
+                                      AutofdoStats* stats, const RenderStop* stop) {
   ProfileBuildStats build;
-  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::BranchRanges, &build);
+  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::BranchRanges, &build, stop);
   if (stats != nullptr) {
     uint64_t weight = 0;
     for (const auto& [range, count] : ranges.ranges) weight += count;

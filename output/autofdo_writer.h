@@ -20,6 +20,7 @@
 #include "mapper/autofdo_binary.h"
 #include "output/ip_profile.h"
 #include "output/range_profile.h"
+#include "output/render_stop.h"
 #include "output/sample_profile.h"
 
 namespace profcollect {
@@ -38,10 +39,10 @@ struct AutofdoStats {
 // instructions, totals count x instruction bytes. Samples that start no instruction of the
 // binary's swept code (llvm-profgen's addressIsCode) are left out and counted in the stats.
 std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& binary,
-                                   AutofdoStats* stats = nullptr);
+                                   AutofdoStats* stats = nullptr, const RenderStop* stop = nullptr);
 
 // Branch samples, already counted into ranges and branches (output/branch_stack_counter.h).
 std::string write_autofdo_from_ranges(const RangeProfile& ranges, const AutofdoBinary& binary,
-                                      AutofdoStats* stats = nullptr);
+                                      AutofdoStats* stats = nullptr, const RenderStop* stop = nullptr);
 
 }  // namespace profcollect

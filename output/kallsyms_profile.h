@@ -1,5 +1,5 @@
 // The running kernel's profile when no vmlinux with debug info is at hand (the kallsyms route of
-// collector/kernel_collection.h), as its directory keeps it:
+// collector/kernel/kernel_collection.h), as its directory keeps it:
 //
 //   autofdo.unsym   llvm-profgen's unsymbolized profile of the kernel image's IP samples, as
 //                   offsets from the runtime _text (output/unsymbolized_writer.h)

@@ -40,8 +40,6 @@ class OutputFile {
   }
 
   const std::string& path() const { return path_; }
-  // True when the output is standard output or a device or FIFO, written in place.
-  bool in_place() const { return !replaced_; }
 
  private:
   std::string path_;

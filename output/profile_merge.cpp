@@ -4,16 +4,15 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
-#include "output/autofdo_writer.h"
-#include "output/binary_directory_reader.h"
 #include "output/directory_handle.h"
 #include "output/ip_samples_file.h"
-#include "output/preagg_writer.h"
+#include "output/profile_directory.h"
+#include "output/profile_format.h"
 #include "output/profile_renderer.h"
-#include "output/sample_profile_reader.h"
 
 namespace profcollect {
 
@@ -28,11 +27,13 @@ struct MergedBinary {
   std::vector<std::string> events;
   std::optional<uint64_t> branch_stacks;
   std::optional<NoLbrFdata> no_lbr;
-  std::optional<BranchFdata> branch_fdata;
-  std::optional<BranchProfile> preagg;
-  std::optional<SampleProfile> autofdo;
+  // The registered formats' files (bolt.fdata when branch fdata), each summed by its merger.
+  std::map<std::string, std::unique_ptr<FormatMerger>> formats;
   std::optional<IpProfile> ips;
   std::optional<BranchSamples> branches;
+  // Each file's total so far: while these stay below 2^64, no sum of the files' counts, each at
+  // most its file's total, can wrap.
+  std::map<std::string, uint64_t> totals;
 };
 
 void add_events(std::vector<std::string>& into, const std::vector<std::string>& events) {
@@ -47,27 +48,14 @@ void add_no_lbr(std::optional<NoLbrFdata>& into, const NoLbrFdata& from) {
   for (const auto& [key, count] : from.counts) into->counts[key] += count;
 }
 
-void add_branch_fdata(std::optional<BranchFdata>& into, const BranchFdata& from) {
-  if (!into) into.emplace();
-  for (const auto& [ends, counts] : from) {
-    FdataBranchCounts& sum = (*into)[ends];
-    sum.count += counts.count;
-    sum.mispredicts += counts.mispredicts;
+// `into` + `more`, or an OutputError naming `file`: a sum past 2^64 is never wrapped.
+void add_checked(uint64_t& into, uint64_t more, const std::string& file, const char* what) {
+  if (!add_count(into, more)) {
+    throw OutputError(file, std::string(what) + " add up past 2^64 with the inputs before it: not merged");
   }
 }
 
-void add_preagg(std::optional<BranchProfile>& into, const BranchProfile& from) {
-  if (!into) into.emplace();
-  for (const auto& [branch, counts] : from.branches()) into->add_branch(branch, counts.count, counts.mispredicts);
-  for (const auto& [range, count] : from.fall_throughs()) into->add_fall_through(range, count);
-}
-
-void add_autofdo(std::optional<SampleProfile>& into, const SampleProfile& from) {
-  if (!into) into.emplace();
-  for (const auto& [name, samples] : from) add_function_samples((*into)[name], samples);
-}
-
-void add_directory(MergedBinary& m, const BinaryDirectoryFiles& d, bool first) {
+void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
   if (first) {
     m.first_path = d.path;
     m.identity = d.identity;
@@ -78,17 +66,35 @@ void add_directory(MergedBinary& m, const BinaryDirectoryFiles& d, bool first) {
                           (m.identity.build_id.empty() ? std::string("none") : m.identity.build_id.to_hex()) +
                           ": not the same binary");
   }
-  m.samples += d.samples;
+  // Checked before anything is added.
+  const std::string meta = d.path + "/meta.json";
+  uint64_t samples = m.samples;
+  add_checked(samples, d.samples, meta, "its samples");
+  std::optional<uint64_t> branch_stacks = m.branch_stacks;
+  if (d.branch_stacks) {
+    branch_stacks = branch_stacks.value_or(0);
+    add_checked(*branch_stacks, *d.branch_stacks, meta, "its branch_stacks");
+  }
+  std::map<std::string, uint64_t> totals = m.totals;
+  for (const auto& [file, total] : d.totals) add_checked(totals[file], total, d.path + "/" + file, "its counts");
+  m.samples = samples;
+  m.branch_stacks = branch_stacks;
+  m.totals = std::move(totals);
   if (d.first_sample_ns != 0 && (m.first_sample_ns == 0 || d.first_sample_ns < m.first_sample_ns)) {
     m.first_sample_ns = d.first_sample_ns;
   }
   m.last_sample_ns = std::max(m.last_sample_ns, d.last_sample_ns);
   add_events(m.events, d.events);
-  if (d.branch_stacks) m.branch_stacks = m.branch_stacks.value_or(0) + *d.branch_stacks;
   if (d.no_lbr) add_no_lbr(m.no_lbr, *d.no_lbr);
-  if (d.branch_fdata) add_branch_fdata(m.branch_fdata, *d.branch_fdata);
-  if (d.preagg) add_preagg(m.preagg, *d.preagg);
-  if (d.autofdo) add_autofdo(m.autofdo, *d.autofdo);
+  for (const auto& [file, text] : d.format_files) {
+    std::unique_ptr<FormatMerger>& merger = m.formats[file];
+    if (!merger) {
+      for (ProfileFormat f : profile_formats()) {
+        if (f->file == file && f->merger) merger = f->merger();
+      }
+    }
+    if (merger) merger->add(text, d.path + "/" + file);
+  }
   if (d.ips) {
     if (!m.ips) m.ips.emplace();
     m.ips->merge(*d.ips);
@@ -99,31 +105,39 @@ void add_directory(MergedBinary& m, const BinaryDirectoryFiles& d, bool first) {
   }
 }
 
-// The files of the merged directory, meta.json last, in the profile store's order.
-std::vector<std::pair<std::string, std::string>> files_of(const MergedBinary& m) {
-  RenderedProfiles rendered;  // the profile files meta.json lists
-  rendered.branch_fdata = m.branch_fdata.has_value();
-  if (m.branch_fdata) {
-    rendered.files.emplace_back("bolt.fdata", FdataBranchWriter::format(*m.branch_fdata));
-  } else if (m.no_lbr) {
-    rendered.files.emplace_back("bolt.fdata", format_no_lbr_fdata(*m.no_lbr));
-  }
-  if (m.preagg) rendered.files.emplace_back("bolt.preagg", PreaggWriter::write(*m.preagg));
-  if (m.autofdo) rendered.files.emplace_back("autofdo.prof", write_sample_profile_text(*m.autofdo));
-
+// The merged directory: its files, in the profile store's order, and what meta.json says.
+struct MergedFiles {
   std::vector<std::pair<std::string, std::string>> files;
-  if (m.branch_fdata && m.no_lbr) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(*m.no_lbr));
+  ImageMeta meta;
+  RenderedProfiles rendered;
+};
+
+MergedFiles files_of(const MergedBinary& m) {
+  RenderedProfiles rendered;  // the profile files meta.json lists, in the registry's order
+  // bolt.fdata is branch fdata when any input's was; else the IP samples' no_lbr profile.
+  rendered.branch_fdata = m.formats.count("bolt.fdata") > 0;
+  for (ProfileFormat f : profile_formats()) {
+    const std::string file(f->file);
+    if (auto it = m.formats.find(file); it != m.formats.end()) {
+      rendered.files.emplace_back(file, it->second->text());
+    } else if (f == format_named("bolt") && m.no_lbr) {
+      rendered.files.emplace_back(file, format_no_lbr_fdata(*m.no_lbr));
+    }
+  }
+
+  MergedFiles out;
+  std::vector<std::pair<std::string, std::string>>& files = out.files;
+  if (rendered.branch_fdata && m.no_lbr) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(*m.no_lbr));
   if (m.ips) files.emplace_back("samples.ip", format_ip_samples(*m.ips));
   if (m.branches) files.emplace_back("samples.branch", format_branch_samples(*m.branches));
   files.insert(files.end(), rendered.files.begin(), rendered.files.end());
-  ImageMeta meta;
-  meta.samples = m.samples;
-  meta.first_sample_ns = m.first_sample_ns;
-  meta.last_sample_ns = m.last_sample_ns;
-  meta.events = m.events;
-  meta.branch_stacks = m.branch_stacks;
-  files.emplace_back("meta.json", render_meta(m.identity, meta, rendered));
-  return files;
+  out.meta.samples = m.samples;
+  out.meta.first_sample_ns = m.first_sample_ns;
+  out.meta.last_sample_ns = m.last_sample_ns;
+  out.meta.events = m.events;
+  out.meta.branch_stacks = m.branch_stacks;
+  out.rendered = std::move(rendered);
+  return out;
 }
 
 // An input given must exist and be a directory (DirectoryHandle::open_path would create it),
@@ -155,7 +169,7 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
       }
       std::optional<DirectoryHandle> directory = root.open_subdirectory(entry);  // refuses links, files
       if (!directory) continue;  // gone meanwhile
-      const BinaryDirectoryFiles files = read_binary_directory(*directory);
+      const ProfileDirectory files = read_profile_directory(*directory, DirectoryStrictness::Merge);
       for (const std::string& note : files.left_out) summary.warnings.push_back(note);
       auto [it, first] = merged.try_emplace(entry);
       add_directory(it->second, files, first);
@@ -167,12 +181,13 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
   }
 
   // Everything made before the first write.
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> directories;
+  std::vector<std::pair<std::string, MergedFiles>> directories;
   for (const auto& [name, binary] : merged) directories.emplace_back(name, files_of(binary));
   const DirectoryHandle out = DirectoryHandle::open_path(output, modes.directory);
   for (std::string& done : remove_leftover_generations(out)) summary.warnings.push_back(std::move(done));
-  for (const auto& [name, files] : directories) {
-    write_generation(out, name, files, modes);
+  for (auto& [name, made] : directories) {
+    write_profile_directory(out, name, std::move(made.files), merged.at(name).identity, std::move(made.meta),
+                            made.rendered, modes);
     summary.binaries.push_back(name);
   }
   return summary;

@@ -3,84 +3,32 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
-#include "output/autofdo_writer.h"
-#include "output/fdata_branch_writer.h"
 #include "output/json_text.h"
-#include "output/preagg_writer.h"
-#include "output/range_profile.h"
 
 namespace profcollect {
-
-const char* profile_file_name(ProfileFormat f) {
-  switch (f) {
-    case ProfileFormat::Bolt: return "bolt.fdata";
-    case ProfileFormat::Preagg: return "bolt.preagg";
-    case ProfileFormat::Autofdo: return "autofdo.prof";
-    case ProfileFormat::Unsymbolized: return "autofdo.unsym";
-  }
-  return "";
-}
-
-const char* profile_format_name(ProfileFormat f) {
-  switch (f) {
-    case ProfileFormat::Bolt: return "bolt";
-    case ProfileFormat::Preagg: return "preagg";
-    case ProfileFormat::Autofdo: return "autofdo";
-    case ProfileFormat::Unsymbolized: return "unsymbolized";
-  }
-  return "";
-}
 
 bool RenderRequest::wants(ProfileFormat f) const {
   return std::find(formats.begin(), formats.end(), f) != formats.end();
 }
 
-RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts, const RenderRequest& request) {
+RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts, const RenderRequest& request,
+                                 const RenderStop* stop) {
   RenderedProfiles out;
-  const BranchSamples* branches = counts.branches && counts.branches->stacks > 0 ? counts.branches : nullptr;
-  // Branch ranges, when there are (branch stacks and debug info to count them with), are what
-  // AutoFDO wants; else the IP samples.
-  const bool from_ranges = branches != nullptr && !branches->ranges.empty();
+  const FormatInput input{image, counts, counts.branches && counts.branches->stacks > 0 ? counts.branches : nullptr,
+                          request.no_lbr, stop};
   for (ProfileFormat f : request.formats) {
-    std::string content;
-    switch (f) {
-      case ProfileFormat::Bolt:
-        if (branches && !request.no_lbr) {
-          if (BoltBlockMap* blocks = image.blocks()) {
-            FdataBranchWriter writer(image.symbols(), *blocks);
-            content = writer.write(branches->bolt);
-            out.branch_fdata = true;
-            break;
-          }
-        }
-        content = format_no_lbr_fdata(counts.no_lbr);
-        break;
-      case ProfileFormat::Preagg:
-        if (!branches) {
-          out.missing.emplace_back(f, "no branch stacks: the pre-aggregated format needs branch samples");
-          continue;
-        }
-        content = PreaggWriter::write(branches->bolt);
-        break;
-      case ProfileFormat::Autofdo: {
-        const AutofdoBinary* debug = image.debug();
-        if (!debug) {
-          out.missing.emplace_back(f, image.debug_error());
-          continue;
-        }
-        content = from_ranges ? write_autofdo_from_ranges(branches->ranges, *debug)
-                              : write_autofdo_from_ips(counts.ips, *debug);
-        break;
-      }
-      case ProfileFormat::Unsymbolized:
-        // Needs no debug info: symbolized later, where the debug info is.
-        content = write_unsymbolized_profile(from_ranges ? branches->ranges : ranges_from_ips(counts.ips),
-                                             image.elf()->preferred_base());
-        out.unsymbolized = from_ranges ? UnsymbolizedKind::BranchRanges : UnsymbolizedKind::IpSamples;
-        break;
+    if (stop) stop->check();
+    FormatResult r = f->render(input);
+    if (!r.missing.empty()) {
+      out.missing.emplace_back(f, std::move(r.missing));
+      continue;
     }
-    out.files.emplace_back(profile_file_name(f), std::move(content));
+    if (r.meta.is_object()) {
+      for (const auto& [key, value] : r.meta.items()) out.meta[key] = value;
+    }
+    out.files.emplace_back(std::string(f->file), std::move(r.content));
   }
+  out.branch_fdata = out.meta.value("bolt_fdata", std::string()) == "branch";
   return out;
 }
 
@@ -98,11 +46,15 @@ std::string render_meta(const BinaryIdentity& identity, const ImageMeta& m, cons
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const auto& [name, content] : rendered.files) files.push_back(name);
   meta["formats"] = files;
-  if (rendered.unsymbolized) {
-    meta["unsymbolized"] = unsymbolized_kind_name(*rendered.unsymbolized);
-    meta["unsymbolized_profgen_flags"] = unsymbolized_profgen_flags(*rendered.unsymbolized);
+  for (const auto& [key, value] : rendered.meta.items()) {
+    if (key != "bolt_fdata") meta[key] = value;  // said above, from what bolt.fdata holds
   }
   if (!m.input.empty()) meta["input"] = m.input;
+  if (!m.file_totals.empty()) {
+    nlohmann::ordered_json totals = nlohmann::ordered_json::object();
+    for (const auto& [name, total] : m.file_totals) totals[name] = total;
+    meta["file_totals"] = std::move(totals);
+  }
   return json_text(meta) + "\n";
 }
 

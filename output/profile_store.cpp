@@ -1,42 +1,19 @@
 #include "output/profile_store.h"
 
 #include <fcntl.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
-#include <ctime>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "output/atomic_file.h"
 #include "output/ip_samples_file.h"
-#include "output/profile_generation.h"
 #include "output/json_text.h"
+#include "output/profile_directory.h"
+#include "output/profile_generation.h"
 
 namespace profcollect {
-
-namespace fs = std::filesystem;
-
-namespace {
-
-// A field of an earlier run's meta.json, or the default when it is missing or of another type:
-// json::value() would throw for a damaged file, and a damaged file must only cost its counts.
-uint64_t meta_number(const nlohmann::json& meta, const char* key) {
-  auto it = meta.find(key);
-  return it != meta.end() && it->is_number_unsigned() ? it->get<uint64_t>() : 0;
-}
-std::string meta_text(const nlohmann::json& meta, const char* key) {
-  auto it = meta.find(key);
-  return it != meta.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
-}  // namespace
 
 ProfileStore::ProfileStore(std::string dir, GenerationModes modes)
     : dir_(std::move(dir)), root_(DirectoryHandle::open_path(dir_, modes.directory)), modes_(modes) {
@@ -61,76 +38,18 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
   Base base;
   std::optional<DirectoryHandle> current = root_.open_subdirectory(name);  // refuses links, others' entries
   if (!current) return bases_.emplace(name, std::move(base)).first->second;
-
-  // What is wrong with the earlier run's files, if anything: then none of them is added to.
-  std::string damage;
-  // A file that cannot be read as ours (a symbolic link planted under its name, another user's
-  // file, a FIFO) is damage too: it is set aside with the rest, never followed or added to.
-  auto read = [&](const std::string& file) -> std::optional<std::string> {
-    try {
-      return current->read_file(file);
-    } catch (const OutputError& e) {
-      damage = e.what();
-      return std::nullopt;
-    }
-  };
-  nlohmann::json meta;
-  if (auto text = read("meta.json")) {
-    meta = nlohmann::json::parse(*text, nullptr, false);
-    if (!meta.is_object()) damage = current->path_of("meta.json") + ": not a JSON object";
+  // A damaged directory is set aside by the codec (output/profile_directory.h) and restarts.
+  ProfileDirectory earlier = read_profile_directory(*current, DirectoryStrictness::Store);
+  if (!earlier.faults.empty()) {
+    warnings_.push_back(set_aside_warning(earlier.faults));
+    return bases_.emplace(name, std::move(base)).first->second;
   }
-  // With branch samples, bolt.fdata is branch fdata (remade from samples.branch) and the IP
-  // samples' no_lbr profile is bolt.nolbr.fdata.
-  base.branch_fdata = meta.is_object() && meta_text(meta, "bolt_fdata") == "branch";
-  const std::string fdata_name = base.branch_fdata ? "bolt.nolbr.fdata" : "bolt.fdata";
-  if (damage.empty()) {
-    if (auto text = read("samples.ip")) {
-      std::string error;
-      if (auto parsed = parse_ip_samples(*text, &error)) {
-        base.ips = std::move(*parsed);
-      } else {
-        damage = current->path_of("samples.ip") + ": " + error;
-      }
-    }
-  }
-  if (damage.empty()) {
-    if (auto text = read("samples.branch")) {
-      std::string error;
-      if (auto parsed = parse_branch_samples(*text, &error)) {
-        base.branches = std::move(*parsed);
-      } else {
-        damage = current->path_of("samples.branch") + ": " + error;
-      }
-    }
-  }
-  if (damage.empty()) {
-    if (auto text = read(fdata_name)) {
-      std::string error;
-      if (auto parsed = parse_no_lbr_fdata(*text, &error)) {
-        base.fdata = std::move(*parsed);
-      } else {
-        damage = current->path_of(fdata_name) + ": " + error;
-      }
-    }
-  }
-  if (!damage.empty()) {
-    // Never added to, never dropped: the whole earlier generation is set aside, so that the
-    // directory's files keep counting the same samples, and the profiles restart from this run.
-    const std::string suffix = ".unreadable-" + std::to_string(std::time(nullptr));
-    for (const std::string& entry : current->entries()) {
-      if (!is_set_aside(entry) && !entry.starts_with(".")) current->rename_entry(entry, entry + suffix);
-    }
-    current->sync();
-    warnings_.push_back(damage + "; the directory's earlier files were set aside as *" + suffix +
-                        " and its profiles restart from this run");
-    return bases_.emplace(name, Base()).first->second;
-  }
-  if (meta.is_object()) {
-    base.samples = meta_number(meta, "samples");
-    base.first_sample_ns = meta_number(meta, "first_sample_ns");
-    base.last_sample_ns = meta_number(meta, "last_sample_ns");
-  }
-  if (base.samples < base.fdata.total()) base.samples = base.fdata.total();
+  if (earlier.no_lbr) base.fdata = std::move(*earlier.no_lbr);
+  if (earlier.ips) base.ips = std::move(*earlier.ips);
+  if (earlier.branches) base.branches = std::move(*earlier.branches);
+  base.samples = earlier.samples;
+  base.first_sample_ns = earlier.first_sample_ns;
+  base.last_sample_ns = earlier.last_sample_ns;
   return bases_.emplace(name, std::move(base)).first->second;
 }
 
@@ -165,11 +84,15 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   } else {
     rendered.files.emplace_back("bolt.fdata", format_no_lbr_fdata(merged));
   }
-  // With branch samples bolt.fdata is made from them, and the IP samples' no_lbr profile is
-  // kept beside it so that runs add up.
-  rendered.branch_fdata = branch_mode;
+  // meta.json says what was rendered: with branch samples bolt.fdata is branch fdata unless the
+  // renderer fell back to no_lbr (no BOLT block map, an i386 process). The IP samples' no_lbr
+  // profile is kept beside a branch bolt.fdata, or in its place when BOLT's was not asked for,
+  // so that runs add up.
+  const bool no_lbr_rendered = std::any_of(rendered.files.begin(), rendered.files.end(), [&](const auto& file) {
+    return file.first == "bolt.fdata" && !rendered.branch_fdata;
+  });
   std::vector<std::pair<std::string, std::string>> files;
-  if (branch_mode) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
+  if (branch_mode && !no_lbr_rendered) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
   files.emplace_back("samples.ip", format_ip_samples(ips));
   if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
   for (auto& file : rendered.files) files.push_back(file);
@@ -180,8 +103,7 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta.events = s.events;
   if (meta.events.empty() && !s.event.empty()) meta.events = {s.event};
   if (branch_mode) meta.branch_stacks = branches.stacks;
-  files.emplace_back("meta.json", render_meta(s.identity, meta, rendered));
-  write_generation(root_, name, files, modes_);
+  write_profile_directory(root_, name, std::move(files), s.identity, std::move(meta), rendered, modes_);
 }
 
 void ProfileStore::write_collection(const std::string& name, const nlohmann::ordered_json& summary) {

@@ -19,8 +19,11 @@
 // links (output/directory_handle.h): a symlink or another user's entry planted under a binary's
 // name is refused and reported, never written through. New directories are 0700 and files 0600
 // unless the modes say otherwise. Profiles are cumulative: what an earlier run left in a
-// binary's directory is read once and added to; a directory whose files cannot be read is set
-// aside whole (its files renamed *.unreadable-<time>, kept in later generations) and restarts.
+// binary's directory is read once, by the profile directory codec's rules
+// (output/profile_directory.h), and added to; a directory with a damaged file (unreadable, cut
+// short, its totals not meta.json's, another binary's build-id) is set aside whole (its files
+// renamed *.unreadable-<time>, kept in later generations) and restarts. meta.json says what the
+// files hold as rendered: bolt_fdata is "no_lbr" when the renderer fell back to it.
 #pragma once
 
 #include <cstdint>
@@ -82,7 +85,6 @@ class ProfileStore {
     NoLbrFdata fdata;
     IpProfile ips;
     BranchSamples branches;
-    bool branch_fdata = false;  // bolt.fdata on disk is branch fdata (not no_lbr)
     uint64_t samples = 0;
     uint64_t first_sample_ns = 0;
     uint64_t last_sample_ns = 0;

@@ -66,7 +66,7 @@ struct Boundary {
 }  // namespace
 
 SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
-                                   CountingRule rule, ProfileBuildStats* stats) {
+                                   CountingRule rule, ProfileBuildStats* stats, const RenderStop* stop) {
   ProfileBuildStats local;
   ProfileBuildStats& st = stats ? *stats : local;
   const DiscriminatorEncoding encoding = binary.discriminator_encoding();
@@ -93,8 +93,14 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
   }
 
   const InstructionMap& code = binary.instructions();
+  const unsigned stride = stop ? std::max(1u, stop->stride) : 1;
+  unsigned until_check = stride;
   auto visit = [&](const Instruction& instruction, uint64_t count) {
     ++st.instructions;
+    if (stop && --until_check == 0) {
+      until_check = stride;
+      stop->check();
+    }
     const InlineStack& frames = binary.dwarf().symbolize(instruction.address);
     if (frames.empty()) {
       ++st.unsymbolized_instructions;

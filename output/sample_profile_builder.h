@@ -23,6 +23,8 @@
 #include "output/range_profile.h"
 #include "output/sample_profile.h"
 
+#include "output/render_stop.h"
+
 namespace profcollect {
 
 enum class CountingRule {
@@ -36,7 +38,9 @@ struct ProfileBuildStats {
   uint64_t call_branches = 0;           // branches that reached a function entry
 };
 
+// `stop`, when given, is checked every stop->stride instructions (throws RenderStopped).
 SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
-                                   CountingRule rule, ProfileBuildStats* stats = nullptr);
+                                   CountingRule rule, ProfileBuildStats* stats = nullptr,
+                                   const RenderStop* stop = nullptr);
 
 }  // namespace profcollect

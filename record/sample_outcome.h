@@ -18,13 +18,17 @@ enum class SampleOutcome : uint8_t {
   NoSymbol,         // in the binary's executable segments, but in no function symbol
   BuildIdMismatch,  // a file of the binary's name with another build-id
   UnreadableBinary, // a selected binary whose file could not be opened or is not ELF
+  // A user-mode sample of a process outside the collector's pid namespace: the kernel names it
+  // pid 0 there (and its MMAP2 records too), so its address space cannot be known.
+  OtherPidNamespace,
 };
-inline constexpr size_t kSampleOutcomeCount = 9;
+inline constexpr size_t kSampleOutcomeCount = 10;
 
 constexpr std::string_view outcome_name(SampleOutcome o) {
   constexpr std::array<std::string_view, kSampleOutcomeCount> kNames = {
       "mapped",     "other_binary",   "kernel",    "anon_or_jit",
-      "no_mapping", "not_executable", "no_symbol", "build_id_mismatch", "unreadable_binary"};
+      "no_mapping", "not_executable", "no_symbol", "build_id_mismatch", "unreadable_binary",
+      "other_pid_namespace"};
   return kNames[static_cast<size_t>(o)];
 }
 

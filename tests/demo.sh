@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds profcollect, and runs the main job on a bundled demo workload:
+# Installs what is needed, builds profcollect (the tool alone: tests/run.sh builds the tests in
+# the same build directory later), and runs the main job on a bundled demo workload:
 # the seed program of the project (a small clang/lld PIE whose samples perf2bolt loses),
 # profiled live into a profile directory, reported, and given to llvm-bolt; then the same
 # through perf record + profcollect convert.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tests/install-deps.sh"
-"$root/tests/build.sh"
+"$root/tests/build.sh" --target profcollect
 build=${BUILD_DIR:-$root/build}
 pc=$build/profcollect
 demo=$build/demo
@@ -22,8 +23,8 @@ echo "== profcollect report out"
 echo "== llvm-bolt-19 ./hot -o hot.bolt -data=out/hot-*/bolt.fdata"
 llvm-bolt-19 ./hot -o hot.bolt -data="$(ls out/hot-*/bolt.fdata)" 2>&1 | grep -E "non-empty execution profile|BOLT-ERROR" || true
 
-echo "== perf record -e cpu-clock ./hot 300; profcollect convert -p hot.data -o hot.fdata -nl ./hot"
-perf record -q -e cpu-clock -o hot.data -- ./hot 300 >/dev/null
+echo "== perf record --buildid-mmap -e cpu-clock ./hot 300; profcollect convert -p hot.data -o hot.fdata -nl ./hot"
+perf record -q --buildid-mmap -e cpu-clock -o hot.data -- ./hot 300 >/dev/null
 "$pc" convert -p hot.data -o hot.fdata -nl ./hot
 echo "== profcollect report hot.data ./hot --top 5"
 "$pc" report hot.data ./hot --top 5

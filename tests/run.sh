@@ -4,10 +4,11 @@
 #
 #   tests/run.sh [--sanitize] [CTEST ARGS...]
 #
-# --sanitize builds everything with AddressSanitizer and UndefinedBehaviorSanitizer in its own
-# build directory (build-sanitize, or BUILD_DIR) and runs the same tests; any sanitizer report,
-# also from a profcollect process a test started and whose failure the test expected, fails
-# the run.
+# --sanitize builds everything with clang-19, AddressSanitizer and UndefinedBehaviorSanitizer in
+# its own build directory (build-sanitize, or BUILD_DIR) and runs the same tests; any sanitizer
+# report, also from a profcollect process a test started and whose failure the test expected,
+# fails the run. Without it the build is g++'s (the system compiler): CI (.ci/run) runs both, so
+# both compilers build everything.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sanitize=""
@@ -18,7 +19,13 @@ fi
 "$root/tests/install-deps.sh"
 if [ -n "$sanitize" ]; then
   build=${BUILD_DIR:-$root/build-sanitize}
-  BUILD_DIR=$build "$root/tests/build.sh" -DPROFCOLLECT_SANITIZE=ON
+  # A build directory configured with another compiler is configured afresh: CMake keeps the
+  # compiler of a cache.
+  if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_CXX_COMPILER:[A-Z]*=.*clang++-19$' "$build/CMakeCache.txt"; then
+    rm -rf "$build/CMakeCache.txt" "$build/CMakeFiles"
+  fi
+  BUILD_DIR=$build "$root/tests/build.sh" -DPROFCOLLECT_SANITIZE=ON \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19
   reports=$build/sanitizer-reports
   rm -rf "$reports"
   mkdir -p "$reports"

@@ -1,6 +1,6 @@
 #include "collector/cli/cli_spelling.h"
 
-#include "collector/setting_error.h"
+#include "collector/host/setting_error.h"
 
 namespace profcollect {
 
@@ -11,6 +11,7 @@ std::string cli_flag_of(std::string_view setting) {
   if (setting == "branch_any") return "-b";
   if (setting == "branch_filter") return "-j";
   if (setting == "mmap_pages") return "-m";
+  if (setting == "backlog_mb") return "--backlog-mb";
   if (setting == "binaries") return "--binary";
   if (setting == "output_dir") return "-o";
   if (setting == "vmlinux") return "--vmlinux";

@@ -1,4 +1,4 @@
-// The command line's spelling of settings (collector/setting_error.h): {event} is -e, {period}
+// The command line's spelling of settings (collector/host/setting_error.h): {event} is -e, {period}
 // -c, and so on, so that a library message reads as the flags the user typed.
 #pragma once
 

@@ -5,9 +5,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <utility>  // boost 1.74 asio uses std::exchange without including it
-
-#include <boost/asio.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,42 +18,36 @@
 #include "collector/cli/stderr_logger.h"
 #include "collector/cli/command_child.h"
 #include "collector/cli/number_options.h"
-#include "collector/proc_tasks.h"
-#include "collector/collection_session.h"
-#include "collector/event_selection.h"
+#include "collector/host/proc_tasks.h"
+#include "collector/session/collection_session.h"
+#include "collector/session/session_driver.h"
+#include "collector/live/event_selection.h"
 
 namespace profcollect {
 
 namespace {
 
-namespace asio = boost::asio;
-
-// The command's event loop over a collection session: its descriptors, a poll timer, the flush
-// timer, the duration, signals and the child, on one io_context.
+// The command over a collection session, on the session driver: its descriptors, a poll timer,
+// the flush timer, the duration, signals and the child.
 class CollectLoop {
  public:
-  CollectLoop(const CollectOptions& o, asio::io_context& io)
-      : o_(o), io_(io), logger_(o.quiet), flush_timer_(io), poll_timer_(io), duration_timer_(io), signals_(io) {}
+  explicit CollectLoop(const CollectOptions& o)
+      : o_(o), driver_({SIGINT, SIGTERM, SIGHUP, SIGCHLD}), logger_(o.quiet) {}
 
   int run();
 
  private:
-  void arm_fd(size_t i);
-  void arm_poll();
-  void arm_flush();
+  void poll();
+  void flush();
   void stop();
   void on_signal(int sig);
   void reap_child();
 
   const CollectOptions& o_;
-  asio::io_context& io_;
+  SessionDriver driver_;  // made first: it blocks the signals before the session's threads start
   StderrLogger logger_;
-  asio::steady_timer flush_timer_, poll_timer_, duration_timer_;
-  asio::signal_set signals_;
-  std::vector<std::unique_ptr<asio::posix::stream_descriptor>> fds_;
   std::unique_ptr<CollectionSession> session_;
   std::optional<CommandChild> child_;
-  bool stopping_ = false;
   bool flush_failed_ = false;
 };
 
@@ -78,6 +69,7 @@ int CollectLoop::run() {
   settings.frequency = o_.frequency;
   settings.period = o_.period;
   settings.mmap_pages = o_.mmap_pages;
+  settings.backlog_bytes = static_cast<size_t>(o_.backlog_mb) << 20;
   settings.output_dir = o_.output_dir;
   settings.binaries = o_.binaries;
   settings.debug_dirs = o_.debug_dirs;
@@ -91,6 +83,11 @@ int CollectLoop::run() {
     settings.target.pids = {child_->pid()};
   }
   session_ = std::make_unique<CollectionSession>(std::move(settings), logger_);
+  // A SIGINT or SIGTERM during a flush stays pending: the flush stops, and the final one has
+  // what is left. With a child, profcollect waits for it instead.
+  if (!child_) {
+    session_->set_flush_interrupt([this] { return driver_.signal_pending(SIGINT) || driver_.signal_pending(SIGTERM); });
+  }
   if (child_) {
     child_->go();  // exec; enable_on_exec starts the events
   } else {
@@ -102,33 +99,20 @@ int CollectLoop::run() {
   logger_.note("collecting " + what + " into " + o_.output_dir + ", flushing every " +
                format_seconds(o_.flush_interval));
 
-  signals_.add(SIGINT);
-  signals_.add(SIGTERM);
-  signals_.add(SIGHUP);
-  if (child_) signals_.add(SIGCHLD);
-  signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
-    if (!ec) on_signal(sig);
-  });
-  for (int fd : session_->descriptors()) {
-    fds_.push_back(std::make_unique<asio::posix::stream_descriptor>(io_, fd));
-    arm_fd(fds_.size() - 1);
-  }
-  arm_poll();
-  arm_flush();
+  driver_.on_signal([this](int sig) { on_signal(sig); });
+  driver_.watch(session_->descriptors(), [this] { session_->drain(); });
+  // Wakeups come at half a buffer; a timer also drains so that records of a slow workload and
+  // process exits are seen promptly.
+  driver_.every(std::chrono::milliseconds(100), [this] { poll(); });
+  driver_.every(std::chrono::milliseconds(static_cast<int64_t>(o_.flush_interval * 1000)), [this] { flush(); });
   if (o_.duration) {
-    duration_timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(*o_.duration * 1000)));
-    duration_timer_.async_wait([this](const boost::system::error_code& ec) {
-      if (!ec) {
-        logger_.note("duration reached");
-        stop();
-      }
+    driver_.after(std::chrono::milliseconds(static_cast<int64_t>(*o_.duration * 1000)), [this] {
+      logger_.note("duration reached");
+      stop();
     });
   }
   if (child_) reap_child();  // the child may have failed to exec already
-  io_.run();
-
-  // The descriptors belong to the session's events: do not let asio close them.
-  for (auto& d : fds_) d->release();
+  driver_.run();
 
   if (child_) {
     if (!child_->reap()) {
@@ -144,55 +128,23 @@ int CollectLoop::run() {
   return flush_failed_ ? 1 : 0;
 }
 
-void CollectLoop::arm_fd(size_t i) {
-  fds_[i]->async_wait(asio::posix::stream_descriptor::wait_read,
-                      [this, i](const boost::system::error_code& ec) {
-                        if (ec || stopping_) return;
-                        session_->drain();
-                        // An fd whose thread exited stays readable (POLLHUP): wait a little before
-                        // listening again so it cannot spin; the poll timer drains meanwhile.
-                        auto t = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(10));
-                        t->async_wait([this, i, t](const boost::system::error_code& e) {
-                          if (!e && !stopping_) arm_fd(i);
-                        });
-                      });
+void CollectLoop::poll() {
+  session_->drain();
+  if (!session_->targets_alive()) {
+    logger_.note("every target process has exited");
+    stop();
+  }
 }
 
-void CollectLoop::arm_poll() {
-  // Wakeups come at half a buffer; a timer also drains so that records of a slow workload and
-  // process exits are seen promptly.
-  poll_timer_.expires_after(std::chrono::milliseconds(100));
-  poll_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || stopping_) return;
-    session_->drain();
-    if (!session_->targets_alive()) {
-      logger_.note("every target process has exited");
-      stop();
-      return;
-    }
-    arm_poll();
-  });
-}
-
-void CollectLoop::arm_flush() {
-  flush_timer_.expires_after(std::chrono::milliseconds(static_cast<int64_t>(o_.flush_interval * 1000)));
-  flush_timer_.async_wait([this](const boost::system::error_code& ec) {
-    if (ec || stopping_) return;
-    session_->drain();
-    flush_failed_ = !session_->flush();
-    arm_flush();
-  });
+void CollectLoop::flush() {
+  session_->drain();
+  flush_failed_ = !session_->flush();
 }
 
 void CollectLoop::stop() {
-  if (stopping_) return;
-  stopping_ = true;
+  if (driver_.stopped()) return;
+  driver_.stop();
   flush_failed_ = !session_->stop();
-  flush_timer_.cancel();
-  poll_timer_.cancel();
-  duration_timer_.cancel();
-  signals_.cancel();
-  for (auto& d : fds_) d->cancel();
 }
 
 void CollectLoop::reap_child() {
@@ -201,8 +153,7 @@ void CollectLoop::reap_child() {
 
 void CollectLoop::on_signal(int sig) {
   if (sig == SIGHUP) {
-    session_->drain();
-    flush_failed_ = !session_->flush();
+    flush();
   } else if (sig == SIGCHLD) {
     reap_child();
   } else if (child_) {
@@ -212,11 +163,6 @@ void CollectLoop::on_signal(int sig) {
   } else {
     logger_.note(std::string("received ") + strsignal(sig) + ", writing the final profiles");
     stop();
-  }
-  if (!stopping_) {
-    signals_.async_wait([this](const boost::system::error_code& ec, int s) {
-      if (!ec) on_signal(s);
-    });
   }
 }
 
@@ -242,8 +188,7 @@ int run_collect(const CollectOptions& options) {
       checked.pids.push_back(*process);
     }
   }
-  asio::io_context io;
-  CollectLoop loop(checked, io);
+  CollectLoop loop(checked);
   return loop.run();
 }
 

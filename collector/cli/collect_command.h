@@ -21,6 +21,7 @@ struct CollectOptions {
   std::optional<uint64_t> frequency;  // -F
   std::optional<uint64_t> period;     // -c
   std::optional<uint64_t> mmap_pages; // -m
+  uint64_t backlog_mb = 64;           // --backlog-mb (kDefaultBacklogBytes)
   std::string output_dir = "profcollect.out";
   double flush_interval = 60;
   std::optional<double> duration;

@@ -50,6 +50,10 @@ CommandChild::CommandChild(const std::vector<std::string>& argv) : name_(argv.at
     while (read(go[0], &c, 1) < 0 && errno == EINTR) {
     }
     ::signal(SIGPIPE, SIG_DFL);
+    // profcollect reads its signals from a signalfd, with them blocked: the command gets them.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     execvp(args[0], args.data());
     int e = errno;
     (void)!write(err[1], &e, sizeof e);

@@ -14,16 +14,18 @@
 #include <sstream>
 
 #include "collector/cli/cli_error.h"
+#include "collector/cli/cli_spelling.h"
 #include "collector/cli/spe_summary.h"
 #include "collector/cli/progress.h"
-#include "collector/perf_data_reader.h"
-#include "collector/perf_script_reader.h"
-#include "collector/recording_pipeline.h"
+#include "collector/input/perf_data_reader.h"
+#include "collector/input/perf_script_reader.h"
+#include "collector/pipeline/recording_pipeline.h"
 #include "mapper/target_image_selector.h"
 #include "output/atomic_file.h"
 #include "output/output_file.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
+#include "output/profile_directory.h"
 #include "output/profile_renderer.h"
 
 namespace profcollect {
@@ -58,27 +60,12 @@ void print_summary(const ConvertOptions& o, const SessionInfo& session, const Pi
 
 }  // namespace
 
-std::vector<OutputFormat> parse_formats(const std::string& list) {
-  std::vector<OutputFormat> out;
-  std::stringstream ss(list);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
-    OutputFormat f;
-    if (name == "bolt") {
-      f = OutputFormat::Bolt;
-    } else if (name == "preagg") {
-      f = OutputFormat::Preagg;
-    } else if (name == "autofdo") {
-      f = OutputFormat::Autofdo;
-    } else if (name == "unsymbolized") {
-      f = OutputFormat::Unsymbolized;
-    } else {
-      throw CliError("--format: unknown format '" + name + "' (bolt, preagg, autofdo, unsymbolized)", 2);
-    }
-    if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+std::vector<ProfileFormat> parse_formats(const std::string& list) {
+  try {
+    return parse_format_list(list);
+  } catch (const FormatListError& e) {
+    throw CliError(in_cli_terms(e.what()), 2);
   }
-  if (out.empty()) throw CliError("--format: no format named", 2);
-  return out;
 }
 
 namespace {
@@ -97,13 +84,13 @@ bool is_perf_data_file(const std::string& path) {
   return is;
 }
 
-bool wants(const ConvertOptions& o, OutputFormat f) {
-  return std::find(o.formats.begin(), o.formats.end(), f) != o.formats.end();
+bool wants(const ConvertOptions& o, const char* format) {
+  return std::find(o.formats.begin(), o.formats.end(), format_named(format)) != o.formats.end();
 }
 
 // Where each output goes: the -o file itself for one format, DIR/<name> for several.
-std::string output_path(const ConvertOptions& o, const char* name_in_dir) {
-  return o.formats.size() == 1 ? o.output : o.output + "/" + name_in_dir;
+std::string output_path(const ConvertOptions& o, std::string_view name_in_dir) {
+  return o.formats.size() == 1 ? o.output : o.output + "/" + std::string(name_in_dir);
 }
 
 }  // namespace
@@ -142,17 +129,17 @@ int run_convert(const ConvertOptions& o) {
   // Made before any work so that an unwritable destination fails at once; each is removed
   // unless its profile is complete.
   std::map<std::string, std::unique_ptr<OutputFile>> outputs;
-  for (OutputFormat f : o.formats) {
-    outputs[profile_file_name(f)] = std::make_unique<OutputFile>(output_path(o, profile_file_name(f)));
-  }
+  for (ProfileFormat f : o.formats) outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
   std::unique_ptr<OutputFile> meta_out;
   if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
 
-  // AutoFDO needs the debug info; a binary without it still gets its BOLT profile, and the
-  // error is reported after that.
+  // AutoFDO needs the debug info; a binary without it still gets its other profiles, and the
+  // error is reported after them.
   std::string debug_error;
-  if (wants(o, OutputFormat::Autofdo) && !target->debug()) {
-    if (!wants(o, OutputFormat::Bolt)) throw CliError(target->debug_error());
+  const bool needs_debug = std::any_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->debug_info; });
+  const bool all_need_debug = std::all_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->debug_info; });
+  if (needs_debug && !target->debug()) {
+    if (all_need_debug) throw CliError(target->debug_error());
     debug_error = target->debug_error();
   }
 
@@ -170,8 +157,11 @@ int run_convert(const ConvertOptions& o) {
   TargetImageSelector selector(target, o.ignore_build_id, recorded_build_ids(*source));
   PipelineOptions po;
   po.pid = o.pid;
-  const bool ranges = wants(o, OutputFormat::Autofdo) || wants(o, OutputFormat::Unsymbolized);
-  po.branch_stacks = ranges || wants(o, OutputFormat::Preagg) || (wants(o, OutputFormat::Bolt) && !o.no_lbr);
+  const bool ranges = std::any_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->branch_ranges; });
+  // -nl: BOLT's profile from the IP samples alone.
+  po.branch_stacks = ranges || std::any_of(o.formats.begin(), o.formats.end(), [&](ProfileFormat f) {
+                       return f->branch_stacks && !(o.no_lbr && f == format_named("bolt"));
+                     });
   // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
   // profile comes from the IP samples.
   po.branch_ranges = ranges && !source->session().arm_spe;
@@ -247,9 +237,9 @@ int run_convert(const ConvertOptions& o) {
   const RenderedProfiles rendered =
       render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
   for (const auto& [format, why] : rendered.missing) {
-    if (format == OutputFormat::Preagg) {
-      throw CliError(input + ": has no branch stacks: --format preagg needs branch samples");
-    }
+    // What lacks debug info is said after the other profiles are written; anything else the
+    // input cannot give fails the conversion.
+    if (!format->debug_info) throw CliError(input + ": --format " + std::string(format->name) + ": " + why);
     if (debug_error.empty()) debug_error = why;
   }
   // All or nothing: every file is staged (written and fsynced beside its place; a full disk
@@ -261,6 +251,8 @@ int run_convert(const ConvertOptions& o) {
     meta.events = events;
     if (branches.stacks) meta.branch_stacks = branches.stacks;
     meta.input = input;
+    // The same schema as a binary's directory: the files' totals, which merge and report check.
+    meta.file_totals = file_totals_of(rendered.files, rendered.branch_fdata, o.output);
     meta_out->stage(render_meta(target->identity(), meta, rendered));
   }
   for (const auto& [name, content] : rendered.files) outputs.at(name)->commit();
@@ -268,9 +260,9 @@ int run_convert(const ConvertOptions& o) {
   if (!o.quiet) {
     print_summary(o, source->session(), tally, fp, fp.totals().size());
     std::fprintf(stderr, "profcollect: wrote %s\n", o.output == "-" ? "standard output" : o.output.c_str());
-    if (rendered.unsymbolized && o.formats.size() == 1) {
+    if (rendered.meta.contains("unsymbolized_profgen_flags") && o.formats.size() == 1) {
       std::fprintf(stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",
-                   o.output.c_str(), unsymbolized_profgen_flags(*rendered.unsymbolized));
+                   o.output.c_str(), rendered.meta["unsymbolized_profgen_flags"].get<std::string>().c_str());
     }
   }
   if (!debug_error.empty()) throw CliError(debug_error + " (the BOLT profile was written)");

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "output/profile_format.h"
 #include "output/profile_renderer.h"
 
 namespace profcollect {
@@ -14,15 +15,14 @@ namespace profcollect {
 // bolt.fdata, bolt.preagg, autofdo.prof, autofdo.unsym and meta.json. `bolt` is branch fdata when the
 // input has branch stacks (no_lbr with -nl or without them); `preagg` is BOLT's pre-aggregated
 // profile (perf2bolt --pa / llvm-bolt --pa).
-using OutputFormat = ProfileFormat;
 
 struct ConvertOptions {
   std::string perf_data;
   std::string perf_script;  // --perf-script: `perf script -F ip,brstack --show-mmap-events` text
-  std::vector<OutputFormat> formats = {OutputFormat::Bolt};
+  std::vector<ProfileFormat> formats = {format_named("bolt")};
   std::string output;
   std::string binary;
-  bool no_lbr = false;  // -nl; IP samples are all this version reads, so it changes nothing yet
+  bool no_lbr = false;  // --nl: a no_lbr BOLT profile from IP samples even where branch stacks are
   std::optional<uint32_t> pid;
   bool ignore_build_id = false;
   std::vector<std::string> debug_dirs;
@@ -37,6 +37,6 @@ struct ConvertOptions {
 int run_convert(const ConvertOptions& options);
 
 // "bolt,autofdo" -> formats; throws CliError (usage) for an unknown name.
-std::vector<OutputFormat> parse_formats(const std::string& list);
+std::vector<ProfileFormat> parse_formats(const std::string& list);
 
 }  // namespace profcollect

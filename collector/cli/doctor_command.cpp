@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "collector/machine_checks.h"
-#include "collector/machine_facts.h"
+#include "collector/doctor/machine_checks.h"
+#include "collector/doctor/machine_facts.h"
 
 namespace profcollect {
 namespace {

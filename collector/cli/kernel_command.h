@@ -1,5 +1,5 @@
 // `profcollect kernel --duration S [--vmlinux PATH] [--modules DIR] -o DIR [--format LIST]`:
-// a kernel profile of the whole machine for S seconds (collector/kernel_collection.h), with the
+// a kernel profile of the whole machine for S seconds (collector/kernel/kernel_collection.h), with the
 // seconds left shown on a terminal.
 #pragma once
 

@@ -1,10 +1,13 @@
 #include "collector/cli/number_options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+
+#include "collector/live/event_selection.h"
 
 namespace profcollect {
 
@@ -59,19 +62,33 @@ std::optional<std::string> check_power_of_two(std::string_view text, uint64_t mi
 CLI::Validator whole_number(uint64_t min, uint64_t max) {
   return CLI::Validator(
       [min, max](std::string& s) { return check_whole_number(s, min, max).value_or(std::string()); },
-      "INT in [" + range_text(min, max) + "]");
+      "");
 }
 
 CLI::Validator seconds(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& s) { return check_seconds(s, min, max).value_or(std::string()); },
-      "SECONDS in [" + seconds_range_text(min, max) + "]");
+      "");
 }
 
 CLI::Validator power_of_two(uint64_t min, uint64_t max) {
   return CLI::Validator(
       [min, max](std::string& s) { return check_power_of_two(s, min, max).value_or(std::string()); },
-      "power of two in [" + range_text(min, max) + "]");
+      "");
+}
+
+CLI::Validator frequency_word_max(uint64_t max) {
+  return CLI::Validator(
+      [max](std::string& s) {
+        if (s != "max") return std::string();
+        const std::optional<uint64_t> limit = read_max_sample_rate();
+        if (!limit || *limit == 0) {
+          return std::string("max: kernel.perf_event_max_sample_rate cannot be read, so the highest rate is unknown");
+        }
+        s = std::to_string(std::min(*limit, max));
+        return std::string();
+      },
+      "");
 }
 
 std::string format_seconds(double s) {

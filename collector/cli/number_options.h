@@ -5,6 +5,7 @@
 // which option and which range. A refused value is a usage error (exit 2) naming the option.
 #pragma once
 
+#include "collector/host/setting_ranges.h"
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
@@ -13,14 +14,7 @@
 
 namespace profcollect {
 
-// The ranges, shared by the checks and the help text.
-inline constexpr uint64_t kMaxFrequency = 1'000'000;        // samples per second
-inline constexpr uint64_t kMaxPeriod = (uint64_t{1} << 62);  // events per sample
-inline constexpr uint64_t kMaxMmapPages = uint64_t{1} << 20; // 4 GiB of 4 KiB pages per buffer
-inline constexpr uint64_t kMaxPid = 4'194'304;               // PID_MAX_LIMIT on 64-bit Linux
-inline constexpr uint64_t kMaxTop = 1'000'000;
-inline constexpr double kMinSeconds = 0.001;
-inline constexpr double kMaxSeconds = 366.0 * 24 * 3600;  // a year
+// The ranges (collector/host/setting_ranges.h) are shared by the checks and the help text.
 
 // A whole number written in decimal digits only (no sign, no exponent), min <= n <= max; the
 // reason when it is not ("-5 is not a whole number from 1 to 1000000").
@@ -30,10 +24,16 @@ std::optional<std::string> check_seconds(std::string_view text, double min, doub
 // A whole number from min to max that is a power of two.
 std::optional<std::string> check_power_of_two(std::string_view text, uint64_t min, uint64_t max);
 
-// The same as CLI11 validators, for add_option(...)->check(...).
+// The same as CLI11 validators, for add_option(...)->check(...). They add nothing to --help
+// (CLI11 would print their description beside the value's name, as a type tag): the option's
+// help and its error say the range.
 CLI::Validator whole_number(uint64_t min, uint64_t max);
 CLI::Validator seconds(double min, double max);
 CLI::Validator power_of_two(uint64_t min, uint64_t max);
+
+// perf's `-F max`: replaces the word with kernel.perf_event_max_sample_rate (at most `max`, the
+// option's own limit), for add_option(...)->transform(...) before the whole_number check.
+CLI::Validator frequency_word_max(uint64_t max);
 
 // Seconds as a person reads them: "60 s", "0.25 s", "1.5 s".
 std::string format_seconds(double s);

@@ -1,5 +1,7 @@
 #include "collector/cli/option_suggestion.h"
 
+#include "collector/cli/perf2bolt_dialect.h"
+
 #include <algorithm>
 #include <numeric>
 #include <vector>
@@ -22,8 +24,7 @@ std::vector<std::string> option_spellings(CLI::App& app) {
   std::vector<std::string> out;
   collect_spellings(app, out);
   // perf2bolt's one-dash spellings, rewritten before parsing.
-  out.push_back("-nl");
-  out.push_back("-ignore-build-id");
+  for (std::string& s : perf2bolt_spellings()) out.push_back(std::move(s));
   return out;
 }
 

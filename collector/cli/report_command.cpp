@@ -10,8 +10,8 @@
 #include "collector/cli/spe_summary.h"
 #include "collector/cli/progress.h"
 #include "collector/cli/report_directory.h"
-#include "collector/perf_data_reader.h"
-#include "collector/recording_pipeline.h"
+#include "collector/input/perf_data_reader.h"
+#include "collector/pipeline/recording_pipeline.h"
 #include "mapper/target_image_selector.h"
 #include "output/function_profile.h"
 #include "output/json_text.h"
@@ -120,18 +120,24 @@ int run_report(const ReportOptions& o) {
   auto dsos = dso_counts(tally, processes, source->session(), named_before_data);
 
   if (o.json) {
+    // The schema shared with the report of an output directory (docs/usage.md): input, kind,
+    // samples, lost, throttled, events, binaries (path, build_id, samples), problems; then
+    // what only a recording has.
     nlohmann::ordered_json j;
-    j["file"] = o.input;
+    j["input"] = o.input;
+    j["kind"] = "recording";
     j["samples"] = tally.samples;
     j["lost"] = tally.lost;
     j["throttled"] = tally.throttled;
     j["events"] = nlohmann::json::array();
     for (const auto& a : source->session().attrs) j["events"].push_back(a.name);
-    if (source->session().arm_spe) j["arm_spe"] = spe_summary_json(source->session());
     j["binaries"] = nlohmann::json::array();
     for (const auto& d : dsos) {
       j["binaries"].push_back({{"path", d.path}, {"build_id", d.build_id}, {"samples", d.samples}});
     }
+    j["problems"] = nlohmann::json::array();
+    if (!damage.empty()) j["problems"].push_back(damage);
+    if (source->session().arm_spe) j["arm_spe"] = spe_summary_json(source->session());
     if (target) {
       nlohmann::ordered_json b;
       b["path"] = o.binary;
@@ -151,12 +157,7 @@ int run_report(const ReportOptions& o) {
                                   {"share", share(totals[i].count, tally.samples)}});
       }
       j["binary"] = b;
-      // Flat copies of the binary's figures, for scripts that read the top level.
-      j["mapped"] = b["mapped"];
-      j["unmapped"] = b["unmapped"];
-      j["functions"] = b["functions"];
     }
-    if (!damage.empty()) j["error"] = damage;
     std::cout << json_text(j) << "\n";
   } else {
     std::printf("%s: %llu samples, %llu lost, %llu throttling events\n", o.input.c_str(),

@@ -1,21 +1,24 @@
 #include "collector/cli/report_directory.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "collector/cli/cli_error.h"
+#include "output/directory_handle.h"
 #include "output/fdata_reader.h"
 #include "output/json_text.h"
+#include "output/profile_directory.h"
 
 namespace profcollect {
 
@@ -32,23 +35,13 @@ struct FunctionCount {
 // One DIR/<binary>-<id>/ directory as its files describe it.
 struct BinaryReport {
   std::string directory;
-  ordered_json meta;                    // meta.json as written (null when missing or bad)
-  std::optional<NoLbrFdata> fdata;      // bolt.fdata (nullopt when missing or bad)
+  nlohmann::json meta;                  // meta.json as written (null when missing or bad)
   std::vector<FunctionCount> functions; // largest first
   uint64_t fdata_samples = 0;
   std::vector<std::string> set_aside;   // bolt.fdata.unreadable-* left by an earlier run
   std::string fdata_name = "bolt.fdata";  // the no_lbr profile read
   uint64_t branch_stacks = 0;           // with branch samples
 };
-
-bool read_whole_file(const fs::path& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream text;
-  text << in.rdbuf();
-  out = text.str();
-  return true;
-}
 
 // fdata names escape spaces and backslashes with a backslash; print them as the symbol reads.
 std::string unescape_name(const std::string& escaped) {
@@ -73,14 +66,16 @@ std::vector<FunctionCount> function_totals(const NoLbrFdata& fdata) {
   return out;
 }
 
-uint64_t number(const ordered_json& j, const char* key) {
+template <typename Json>
+uint64_t number(const Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) return 0;
-  return j[key].get<uint64_t>();
+  return j[key].template get<uint64_t>();
 }
 
-std::string text(const ordered_json& j, const char* key) {
+template <typename Json>
+std::string text(const Json& j, const char* key) {
   if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return {};
-  return j[key].get<std::string>();
+  return j[key].template get<std::string>();
 }
 
 double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
@@ -105,56 +100,37 @@ std::string seconds_between(uint64_t from_ns, uint64_t to_ns) {
   return buf;
 }
 
-BinaryReport read_binary(const fs::path& dir, std::vector<std::string>& problems) {
+// One binary's directory, read by the codec's rules (output/profile_directory.h): each fault
+// is a problem, and what could be read is reported.
+BinaryReport read_binary(const DirectoryHandle& root, const std::string& name, std::vector<std::string>& problems) {
   BinaryReport b;
-  b.directory = dir.filename().string();
-  std::string content;
-  const fs::path meta_path = dir / "meta.json";
-  fs::path fdata_path = dir / "bolt.fdata";
-  if (read_whole_file(meta_path, content)) {
-    b.meta = ordered_json::parse(content, nullptr, false);
-    if (b.meta.is_discarded() || !b.meta.is_object()) {
-      b.meta = nullptr;
-      problems.push_back(meta_path.string() + ": not a JSON object");
-    }
-  } else {
-    problems.push_back(meta_path.string() + ": missing or unreadable");
+  b.directory = name;
+  std::optional<DirectoryHandle> dir;
+  try {
+    dir = root.open_subdirectory(name);  // a link is refused, never followed
+  } catch (const OutputError& e) {
+    problems.push_back(e.what());
+    return b;
   }
+  if (!dir) return b;  // gone meanwhile
+  ProfileDirectory read = read_profile_directory(*dir, DirectoryStrictness::Report);
+  if (name.starts_with("kernel.kallsyms-")) {
+    // The kernel's kallsyms directory has totals of its own.
+    for (DirectoryFault& f : read_kallsyms_directory(*dir, DirectoryStrictness::Report).faults) {
+      read.faults.push_back(std::move(f));
+    }
+  }
+  for (const DirectoryFault& f : read.faults) problems.push_back(f.text());
+  b.meta = read.meta;
   // With branch samples bolt.fdata holds branches; where time went is in the IP samples' profile.
-  if (text(b.meta, "bolt_fdata") == "branch") {
-    fdata_path = dir / "bolt.nolbr.fdata";
-    b.fdata_name = "bolt.nolbr.fdata";
-    b.branch_stacks = number(b.meta, "branch_stacks");
+  if (text(b.meta, "bolt_fdata") == "branch") b.branch_stacks = number(b.meta, "branch_stacks");
+  if (read.no_lbr) {
+    b.fdata_name = read.no_lbr_file;
+    b.fdata_samples = read.totals[read.no_lbr_file];
+    b.functions = function_totals(*read.no_lbr);
   }
-  if (read_whole_file(fdata_path, content)) {
-    std::string error;
-    b.fdata = parse_no_lbr_fdata(content, &error);
-    if (b.fdata) {
-      b.fdata_samples = b.fdata->total();
-      b.functions = function_totals(*b.fdata);
-    } else {
-      problems.push_back(fdata_path.string() + ": " + error);
-    }
-  } else {
-    problems.push_back(fdata_path.string() + ": missing or unreadable");
-  }
-  std::error_code ec;  // a directory that cannot be listed only has nothing set aside to show
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.find(".unreadable-") != std::string::npos) b.set_aside.push_back(name);
-  }
-  std::sort(b.set_aside.begin(), b.set_aside.end());
+  b.set_aside = read.set_aside;
   return b;
-}
-
-// A subdirectory is a binary's profile when it holds either of the two files a flush writes.
-bool is_profile_directory(const fs::directory_entry& entry) {
-  std::error_code ec;
-  // Hidden entries are generations being written or left by a killed run, not profiles; a
-  // symlink is never followed (another user may have planted it).
-  if (entry.path().filename().string().starts_with(".") || entry.is_symlink(ec)) return false;
-  return entry.is_directory(ec) &&
-         (fs::exists(entry.path() / "meta.json", ec) || fs::exists(entry.path() / "bolt.fdata", ec));
 }
 
 void print_collection(const std::string& dir, const ordered_json& c) {
@@ -264,55 +240,84 @@ int run_directory_report(const ReportOptions& o) {
                    "name their binaries)", 2);
   }
   if (o.pid) throw CliError("report " + o.input + ": --pid applies to perf.data input only", 2);
-  const fs::path dir(o.input);
+  // Everything in it is reached through its descriptor and never through a link.
+  std::optional<DirectoryHandle> root;
+  try {
+    // The path given is the user's choice (is_collection_directory found a directory there).
+    root.emplace(DirectoryHandle::open_path(o.input, 0700));
+  } catch (const OutputError& e) {
+    throw CliError(std::string(e.what()));
+  }
   std::vector<std::string> problems;
 
   ordered_json collection;  // null when absent
-  std::string content;
-  const fs::path collection_path = dir / "collection.json";
-  std::error_code ec;
-  if (fs::exists(collection_path, ec)) {
-    if (!read_whole_file(collection_path, content)) {
-      problems.push_back(collection_path.string() + ": unreadable");
-    } else {
-      collection = ordered_json::parse(content, nullptr, false);
+  const std::string collection_path = root->path_of("collection.json");
+  bool has_collection = false;
+  try {
+    if (std::optional<std::string> content = root->read_file("collection.json")) {
+      has_collection = true;
+      collection = ordered_json::parse(*content, nullptr, false);
       if (collection.is_discarded() || !collection.is_object()) {
         collection = nullptr;
-        problems.push_back(collection_path.string() + ": not a JSON object");
+        problems.push_back(collection_path + ": not a JSON object");
       }
     }
+  } catch (const OutputError& e) {
+    has_collection = true;
+    problems.push_back(e.what());
   }
 
-  std::vector<fs::path> subdirs;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    if (is_profile_directory(entry)) subdirs.push_back(entry.path());
+  // A subdirectory is a binary's profile when it holds either of the two files a flush writes;
+  // hidden entries are generations being written or left by a killed run.
+  std::vector<std::string> subdirs;
+  try {
+    for (const std::string& entry : root->entries()) {
+      if (entry.starts_with(".") || entry == "collection.json") continue;
+      struct stat st {};
+      if (::fstatat(root->fd(), entry.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISLNK(st.st_mode)) {
+        problems.push_back(root->path_of(entry) + ": is a symbolic link: not followed");
+        continue;
+      }
+      if (!S_ISDIR(st.st_mode)) continue;
+      const std::string meta = entry + "/meta.json", fdata = entry + "/bolt.fdata";
+      if (::fstatat(root->fd(), meta.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+          ::fstatat(root->fd(), fdata.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        subdirs.push_back(entry);
+      }
+    }
+  } catch (const OutputError& e) {
+    throw CliError(std::string(e.what()));
   }
-  if (ec) throw CliError(o.input + ": cannot list: " + ec.message());
   std::sort(subdirs.begin(), subdirs.end());
-  if (subdirs.empty() && !fs::exists(collection_path, ec)) {
+  if (subdirs.empty() && !has_collection) {
     throw CliError(o.input + ": holds no profcollect output (no collection.json, no "
                    "<binary>-<build-id>/ profile directories)");
   }
 
   std::vector<BinaryReport> binaries;
-  for (const auto& s : subdirs) binaries.push_back(read_binary(s, problems));
+  for (const auto& s : subdirs) binaries.push_back(read_binary(*root, s, problems));
   // Most samples first: the binaries that matter most lead the report.
   std::stable_sort(binaries.begin(), binaries.end(), [](const BinaryReport& a, const BinaryReport& b) {
     return number(a.meta, "samples") > number(b.meta, "samples");
   });
 
   if (o.json) {
+    // The schema of a recording's report (report_command.cpp, docs/usage.md), then what only a
+    // collection has.
     ordered_json j;
-    j["directory"] = o.input;
-    j["collection"] = collection;
-    // The loss figures at the top level too, for scripts.
+    j["input"] = o.input;
+    j["kind"] = "collection";
     j["samples"] = number(collection, "samples");
     j["lost"] = number(collection, "lost");
-    j["lost_records"] = number(collection, "lost_records");
     j["throttled"] = number(collection, "throttled");
+    j["events"] = ordered_json::array();
+    if (!text(collection, "event").empty()) j["events"].push_back(text(collection, "event"));
     j["binaries"] = ordered_json::array();
     for (const auto& b : binaries) j["binaries"].push_back(binary_json(b, o.top));
     j["problems"] = problems;
+    j["lost_records"] = number(collection, "lost_records");
+    j["collection"] = collection;
     std::cout << json_text(j) << "\n";
   } else {
     if (collection.is_object()) {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "collector/record_source.h"
+#include "collector/records/record_source.h"
 
 namespace profcollect {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "collector/cli/cli_spelling.h"
-#include "collector/collection_session.h"
+#include "collector/session/collection_session.h"
 
 namespace profcollect {
 

@@ -26,11 +26,11 @@ flags="-O2 -gline-tables-only -fdebug-info-for-profiling"
 clang++-19 $flags -o hot "$src/hot_main.cpp" "$src/hot_work.cpp"
 
 # Calibrate the argument: samples per unit of work at this period.
-perf record -q -e cpu-clock -c $period -o cal.data -- ./hot 100 >/dev/null 2>&1
+perf record -q --buildid-mmap -e cpu-clock -c $period -o cal.data -- ./hot 100 >/dev/null 2>&1
 cal=$(perf script -i cal.data -F ip 2>/dev/null | wc -l)
 arg=$(( samples * 100 / (cal > 0 ? cal : 1) ))
 echo "recording ~$samples samples (./hot $arg, -c $period)"
-perf record -q -e cpu-clock -c $period -o big.data -- ./hot $arg >/dev/null 2>&1
+perf record -q --buildid-mmap -e cpu-clock -c $period -o big.data -- ./hot $arg >/dev/null 2>&1
 echo "samples: $(perf script -i big.data -F ip 2>/dev/null | wc -l)"
 
 measure() {  # name command... -> prints "name seconds kib"

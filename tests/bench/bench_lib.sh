@@ -103,3 +103,143 @@ build_live_fixtures() {
         exit 2
     fi
 }
+
+# The helpers below are loaded_loss_bench.sh's: a machine loaded by compiler loops, workloads
+# that run as process groups of their own (so that stopping one ends every process it started),
+# and the counts read back from profcollect's JSON and from perf.data.
+
+# compiler_load_build DIR FUNCTIONS: writes DIR/load.c, FUNCTIONS generated functions (9 lines
+# each: a loop, branches, a switch) that gcc -O2 must optimize one by one: 100 of them take
+# it about 1 s of CPU.
+compiler_load_build() {
+    awk -v n="$2" 'BEGIN {
+        print "#include <stddef.h>"
+        for (i = 0; i < n; i++) {
+            printf "unsigned f%d(const unsigned* a, size_t n) {\n  unsigned s = %d;\n", i, i
+            printf "  for (size_t i = 0; i < n; ++i) {\n    s = s * 31u + a[i] * %du;\n", 2 * i + 1
+            printf "    if (s & %du) s ^= s >> 7; else s += a[(i * %d) %% n];\n", i + 1, i + 3
+            printf "    switch (s & 7u) { case 0: s += %d; break; case 1: s ^= %d; break; case 2: s *= %du; break;", i, 7 * i, 2 * i + 3
+            printf " case 3: s -= i; break; default: s = (s << 3) | (s >> 29); }\n  }\n  return s;\n}\n"
+        }
+    }' >"$1/load.c"
+}
+
+# compiler_load_start DIR LOOPS JOBS: LOOPS background loops, each compiling DIR/load.c with
+# gcc -O2 JOBS times at once and waiting for the JOBS compilers, over and over (a `make -jJOBS`
+# of JOBS such files, again and again). Each loop is a session and process group of its own
+# (setsid): group_stop ends its compilers with it. Appends the loops' ids to load_pids.
+compiler_load_start() {
+    _loop=0
+    while [ "$_loop" -lt "$2" ]; do
+        _loop=$((_loop + 1))
+        setsid sh -c '
+            cd "$1"
+            while :; do
+                j=0
+                while [ "$j" -lt "$3" ]; do
+                    j=$((j + 1))
+                    gcc -O2 -c -o "load.$2.$j.o" load.c &
+                done
+                wait
+            done' sh "$1" "$_loop" "$3" </dev/null >/dev/null 2>&1 &
+        load_pids="${load_pids:-} $!"
+    done
+}
+
+# new_image_loops_start DIR LOOPS: LOOPS background loops (process groups of their own, as
+# above); at every turn each links a new shared library from DIR/lib.o (compiled with -g by
+# new_image_workload_build: the library has DWARF) with a build-id of its own (the loop's number
+# and the turn's) and runs DIR/main on it. Every library stays on disk until the work directory
+# goes, as a build tree keeps its outputs. Loop N works in DIR/imagesN and keeps the number of
+# processes it has run in DIR/imagesN/count. Appends the loops' ids to image_pids.
+new_image_loops_start() {
+    _loop=0
+    while [ "$_loop" -lt "$2" ]; do
+        _loop=$((_loop + 1))
+        mkdir -p "$1/images$_loop"
+        echo 0 >"$1/images$_loop/count"
+        setsid sh -c '
+            cd "$1/images$2"
+            i=0
+            while :; do
+                i=$((i + 1))
+                ld -shared --build-id=0x"$(printf "%08x%032x" "$2" "$i")" -o "lib$i.so" ../lib.o
+                ../main "$PWD/lib$i.so" || true
+                echo "$i" >count.new
+                mv count.new count
+            done' sh "$1" "$_loop" </dev/null >/dev/null 2>&1 &
+        image_pids="${image_pids:-} $!"
+    done
+}
+
+# new_image_count DIR: how many processes the loops of new_image_loops_start DIR have run, each
+# on a library of its own.
+new_image_count() {
+    cat "$1"/images*/count 2>/dev/null | awk '{ n += $1 } END { print n + 0 }'
+}
+
+# group_alive PGID: some process of the group PGID is still running (not a zombie).
+group_alive() {
+    for _member in $(pgrep -g "$1" 2>/dev/null); do
+        _state=$(cut -d' ' -f3 "/proc/$_member/stat" 2>/dev/null) || continue
+        [ -z "$_state" ] || [ "$_state" = Z ] || return 0
+    done
+    return 1
+}
+
+# group_stop SIGNAL PID...: sends SIGNAL to the process group of each PID (a group leader started
+# with setsid, a child of this shell), waits for each PID, then for every process of the groups
+# (a compiler whose driver was killed first): those still running after 5 s are killed.
+group_stop() {
+    _signal=$1
+    shift
+    for _pid in "$@"; do kill "-$_signal" "-$_pid" 2>/dev/null || true; done
+    for _pid in "$@"; do wait "$_pid" 2>/dev/null || true; done
+    for _pid in "$@"; do
+        _tries=0
+        while group_alive "$_pid" && [ "$_tries" -lt 50 ]; do
+            sleep 0.1
+            _tries=$((_tries + 1))
+        done
+        ! group_alive "$_pid" || kill -KILL "-$_pid" 2>/dev/null || true
+    done
+}
+
+# json_number FILE KEY: the value of KEY, a member of the top-level object, or OBJECT.KEY, a
+# member of a top-level member object, in JSON written two spaces to a level (profcollect's
+# collection.json, `profcollect ctl --json`); nothing when there is no such member.
+json_number() {
+    awk -v key="$2" '
+        BEGIN { depth = split(key, part, ".") }
+        /^  "[^"]*": [{]/ { object = $0; sub(/^  "/, "", object); sub(/".*/, "", object); next }
+        /^  [}]/ { object = ""; next }
+        (depth == 1 && index($0, "  \"" part[1] "\":") == 1) ||
+        (depth == 2 && object == part[1] && index($0, "    \"" part[2] "\":") == 1) {
+            value = $0; sub(/^[^:]*: */, "", value); sub(/,$/, "", value); print value; exit
+        }' "$1"
+}
+
+# perf_record_counts PERF_DATA EVENT: "SAMPLES LOST" for EVENT in a perf.data. SAMPLES: its
+# SAMPLE records. LOST: the samples that found the ring buffer full, as the kernel counted them
+# per event (perf record reads that count at its end with PERF_FORMAT_LOST and writes it in
+# PERF_RECORD_LOST_SAMPLES records; perf 6.1's `perf report --stats` prints their sum as the
+# event's "LOST_SAMPLES events"). Without such records (a kernel before 6.0 or an older perf),
+# the counts of the PERF_RECORD_LOST records are added up instead, which also count side-band
+# records (mmap, comm) lost with the samples. Fails when perf cannot read the file.
+perf_record_counts() {
+    perf report -i "$1" --stats >"$1.stats" 2>&1 || { cat "$1.stats" >&2; return 1; }
+    _counts=$(awk -v event="$2" '
+        /^[^ ].* stats:$/ { in_event = ($0 == event " stats:"); next }
+        in_event && $1 == "SAMPLE" { samples = $3 }
+        in_event && $1 == "LOST_SAMPLES" { lost = $3; have_lost = 1 }
+        $1 == "LOST" && $2 == "events:" { records = $3 }
+        END { print samples + 0, have_lost ? lost : -1, records + 0 }' "$1.stats")
+    set -- "$1" $_counts
+    if [ "$3" -ge 0 ]; then
+        echo "$2 $3"
+    elif [ "$4" -eq 0 ]; then
+        echo "$2 0"
+    else
+        echo "$2 $(perf report -D -i "$1" 2>/dev/null | awk '/PERF_RECORD_LOST: / { sub(/.*lost:/, ""); n += $1 } END { print n + 0 }')"
+    fi
+}

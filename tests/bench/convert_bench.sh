@@ -62,14 +62,14 @@ gcc -O2 -g -Wl,--emit-relocs -o hot "$repo/tests/fixtures/src/hot.c"
 
 # Samples per round under sampling (the sampling itself slows the program down on a VM, so
 # time it as recorded, not bare).
-perf record -q -N -e cpu-clock -c "$period" -o calibrate.data -- ./hot 40 >/dev/null
+perf record -q -N --buildid-mmap -e cpu-clock -c "$period" -o calibrate.data -- ./hot 40 >/dev/null
 calibration_samples=$(perf report -i calibrate.data --stats 2>/dev/null |
     awk '/SAMPLE events:/ {print $3; exit}')
 rounds=$(awk -v want="$target_samples" -v got="$calibration_samples" \
     'BEGIN { r = int(want / 2 / (got / 40) + 0.5); print (r < 1 ? 1 : r) }')
 echo "recording 2 processes x $rounds rounds, cpu-clock every ${period} ns (target $target_samples samples)..."
 
-perf record -q -N -e cpu-clock -c "$period" -o bench.data -- \
+perf record -q -N --buildid-mmap -e cpu-clock -c "$period" -o bench.data -- \
     sh -c "./hot $rounds >/dev/null & ./hot $rounds >/dev/null; wait"
 samples=$(perf report -i bench.data --stats 2>/dev/null | awk '/SAMPLE events:/ {print $3; exit}')
 echo "perf.data: $(wc -c <bench.data) bytes, $samples samples"

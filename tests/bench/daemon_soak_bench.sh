@@ -53,7 +53,7 @@ ticks_per_second=$(getconf CLK_TCK)
 
 # status_field NAME: a number from `profcollect ctl status` of the running daemon.
 status_field() {
-    "$profcollect" ctl --socket "$work/ctl" status | awk -v k="\"$1\":" '$1 == k { gsub(/,/, "", $2); print $2; exit }'
+    "$profcollect" ctl --json --socket "$work/ctl" status | awk -v k="\"$1\":" '$1 == k { gsub(/,/, "", $2); print $2; exit }'
 }
 
 new_image_workload_build "$work"

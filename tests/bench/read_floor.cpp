@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

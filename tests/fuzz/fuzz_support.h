@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "record/record.h"
-#include "collector/record_source.h"
+#include "collector/records/record_source.h"
 #include "mapper/process_table.h"
 
 namespace profcollect::fuzz {

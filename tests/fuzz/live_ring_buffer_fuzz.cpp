@@ -1,6 +1,6 @@
 // Fuzz target: the live path over plain memory -- a perf ring buffer laid out as the kernel's
-// mapping (tests/unit/fake_ring_buffer.h), read by RingBuffer (collector/ring_buffer.h) into
-// LiveRecordSource (collector/live_record_source.h): record decoding with the attr's layout,
+// mapping (tests/unit/fake_ring_buffer.h), read by RingBuffer (collector/live/ring_buffer.h) into
+// LiveRecordSource (collector/live/live_record_source.h): record decoding with the attr's layout,
 // the time orderer, loss and throttle counting. The input plays the kernel: it picks the data
 // area's size, the attr, where data_head and data_tail start, and then, pass after pass, writes
 // bytes at the head (published or not yet), moves data_head anywhere (a corrupt control page),
@@ -16,7 +16,7 @@
 #include <span>
 #include <stdexcept>
 
-#include "collector/live_record_source.h"
+#include "collector/live/live_record_source.h"
 #include "tests/fuzz/fuzz_support.h"
 #include "tests/unit/fake_ring_buffer.h"
 

@@ -395,6 +395,81 @@ COLLECTION = b"""{"event": "cpu-clock", "frequency_hz": 4000, "samples": 8, "los
 """
 
 
+# Every key of the daemon's configuration (systemd/profcollect.toml.example), none at its default.
+DAEMON_CONFIG = b"""\
+output_dir = "/var/lib/profcollect-test"
+socket = "/run/profcollect-test/ctl"
+event = "cpu-clock"
+frequency = 999
+branch_stacks = false
+flush_interval = "30s"
+final_flush_timeout = 2
+schedule = { on = "2s", every = "10min" }
+binaries = ['^/usr/bin/', '\\.so$']
+exclude = ["/tmp/"]
+kernel = true
+max_disk_mb = 0.5
+retention_days = 7
+engine = "bpf"
+allowed_group = ""
+mmap_pages = 64
+backlog_mb = 32
+"""
+
+# One line per request, as `profcollect ctl` sends them, then what a peer may send instead: not
+# JSON, JSON that is not an object, a command of the wrong type, and a last line cut short.
+CONTROL_REQUESTS = b"""\
+{"cmd": "status"}
+{"cmd": "flush"}
+{"cmd": "reload"}
+{"cmd": "kernel", "duration": 2.5}
+{"cmd": "kernel", "duration": 1e300}
+{"cmd": "kernel"}
+{"cmd": "throw"}
+{"cmd": 7}
+not json
+[1, 2]
+
+{"cmd": "status"
+"""[:-1]
+
+
+def bpf_counts_intervals():
+    """Operations of tests/fuzz/bpf_counts_fuzz.cpp: an interval in which process 1 maps a file
+    and is counted in it, then one in which it maps another file over it and execs."""
+    def mmap(pid, page, pages, pgoff, file, executable=True):
+        return bytes([0, pid - 1, page, pages, pgoff, file | (0x80 if executable else 0)])
+
+    def count(tgid, ip, n, near=True):
+        return bytes([0x84 if near else 4, 0]) + struct.pack("<IIQQ", tgid - 1, 0, ip, n)
+
+    end = bytes([5, 0])
+    return (mmap(1, 0x40, 4, 0, 0) + mmap(1, 0x80, 2, 1, 1) + count(1, 0x40123, 7) +
+            count(1, 0x80010, 2) + count(1, 0x90000, 1) + count(1, 0xFFFFFFFF81000000, 3, False) + end +
+            mmap(1, 0x40, 1, 0, 1) + bytes([1, 0]) + count(1, 0x40123, 4) + bytes([2, 1, 0]) +
+            count(2, 0x80010, 1) + bytes([3, 1, 1]) + end)
+
+
+# BOLT's pre-aggregated profile (output/preagg_reader.h) and an LLVM sample profile in text form
+# (output/sample_profile_reader.h), as the profile store writes them.
+PREAGG = b"""\
+B 401126 401100 12 1
+B X:7fff0000 401100 2 0
+F 401100 401126 12
+f 401100 40111f 2
+"""
+
+AUTOFDO = b"""\
+main:120:3
+ 1: 3
+ 2: 50 work:40
+ 3: work:60
+  1: 60
+work:40:0
+ 1: 40
+"""
+
+
 def eh_frame():
     """A CIE (augmentation zR, pcrel|sdata4 pointers) and one FDE over 16 bytes."""
     cie_body = struct.pack("<I", 0) + b"\x01" + b"zR\0" + uleb(1) + sleb(-8) + uleb(16)
@@ -477,6 +552,13 @@ def inputs():
     yield "profile_directory_fuzz", "meta_fields_of_wrong_types", PART_SEPARATOR.join(
         [b'{"samples": "many", "first_sample_ns": -1, "bolt_fdata": 7}', FDATA, b"",
          b"401010 -5\n", BRANCH_SAMPLES, b"[]"])
+
+    yield "daemon_config_fuzz", "seed_every_key", DAEMON_CONFIG
+    yield "control_request_fuzz", "seed_requests", CONTROL_REQUESTS
+    yield "bpf_counts_fuzz", "seed_two_intervals", bpf_counts_intervals()
+    yield "profile_merge_fuzz", "seed_two_hosts", PART_SEPARATOR.join(
+        [META, FDATA, b"", PREAGG, AUTOFDO, b"401010 5\n401020 3\n", BRANCH_SAMPLES,
+         META, FDATA, b"", PREAGG, AUTOFDO, b"401010 1\n", b""])
 
 
 def main(argv):

@@ -14,7 +14,12 @@
 # - live ring buffers: the records of the fresh recordings laid out as the kernel writes them;
 # - /proc/PID/maps text of this script's processes;
 # - profile files: the output directory of a real live run of PROFCOLLECT (its own build), and
-#   a samples.branch written from its documented format (no branch-stack hardware is needed).
+#   a samples.branch written from its documented format (no branch-stack hardware is needed);
+#   that run's binary directory as two hosts' for merge;
+# - the daemon's configuration: the example file shipped in systemd/ (the regressions hold one
+#   that sets every key); control socket requests as `profcollect ctl` sends them, and a line
+#   longer than the socket takes.
+# The BPF counts target starts from its hand-made regression inputs (tests/fuzz/regressions/).
 #
 # Nothing is read outside the repository's tests/, the tools and /proc; nothing is written outside
 # OUT. Made again only when this script, seed_inputs.py or the fixture sources change.
@@ -29,7 +34,7 @@ profcollect=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 py=$root/tests/fuzz/seed_inputs.py
 fixtures=$root/tests/fixtures
 
-key=$(cat "$0" "$py" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* |
+key=$(cat "$0" "$py" "$root/systemd/profcollect.toml.example" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* |
     sha256sum | cut -c1-16)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$key" ]; then
     exit 0
@@ -137,12 +142,12 @@ rec=$work/rec
 mkdir -p "$rec"
 cp "$bins/hot_c_gcc" "$rec/hot"
 record() {  # record NAME PERF-RECORD-ARGS...: a short run of ./hot
-    (cd "$rec" && perf record -q "$@" -- ./hot 10 >/dev/null 2>&1)
+    (cd "$rec" && perf record -q --buildid-mmap "$@" -- ./hot 10 >/dev/null 2>&1)
 }
 record -e cpu-clock -c 50000 -o fresh.data
 record -e cpu-clock -c 50000 -z -o fresh_z.data || true
 record -e cpu-clock -c 50000 --sample-cpu -o fresh_cpu.data
-(cd "$rec" && perf record -q -e cpu-clock -c 50000 -o - -- ./hot 10 2>/dev/null >fresh_pipe.data)
+(cd "$rec" && perf record -q --buildid-mmap -e cpu-clock -c 50000 -o - -- ./hot 10 2>/dev/null >fresh_pipe.data)
 record -e cpu-clock -c 50000 --threads -o fresh_threads.data || true
 for f in fresh.data fresh_z.data fresh_cpu.data; do
     [ -s "$rec/$f" ] && cp "$rec/$f" "$file/$f"
@@ -207,6 +212,25 @@ python3 "$py" plain-parts "$profile/live_no_lbr" "$bindir/meta.json" "$bindir/bo
 sed 's/"no_lbr"/"branch"/' "$bindir/meta.json" >"$work/meta_branch.json"
 python3 "$py" plain-parts "$profile/live_branch" "$work/meta_branch.json" /dev/null "$bindir/bolt.fdata" \
     "$bindir/samples.ip" "$branch/documented" "$live/collection.json"
+
+# The run's binary directory on two hosts (files it did not write are left out: empty parts).
+merge=$(seed profile_merge_fuzz)
+or_empty() { if [ -f "$1" ]; then echo "$1"; else echo /dev/null; fi; }
+host=()
+for f in meta.json bolt.fdata bolt.nolbr.fdata bolt.preagg autofdo.prof samples.ip samples.branch; do
+    host+=("$(or_empty "$bindir/$f")")
+done
+python3 "$py" plain-parts "$merge/live_two_hosts" "${host[@]}" "${host[@]}"
+
+# ---- the daemon's configuration and control requests ------------------------------------------
+config=$(seed daemon_config_fuzz)
+cp "$root/systemd/profcollect.toml.example" "$config/example"
+control=$(seed control_request_fuzz)
+printf '%s\n' '{"cmd": "status"}' '{"cmd": "flush"}' '{"cmd": "reload"}' \
+    '{"cmd": "kernel", "duration": 10}' >"$control/ctl_requests"
+# A request longer than the socket reads (kMaxRequestBytes, 64 KiB), then one it never reads.
+python3 -c 'import sys; sys.stdout.write("{\"cmd\": \"" + "x" * 70000 + "\"}\n{\"cmd\": \"status\"}\n")' \
+    >"$control/long_line"
 
 rm -rf "$work"
 echo "$key" >"$out/.stamp"

@@ -1,13 +1,13 @@
-// Fuzz target: a `perf record --threads` directory (collector/perf_data_reader.h): the input's
+// Fuzz target: a `perf record --threads` directory (collector/input/perf_data_reader.h): the input's
 // first part (tests/fuzz/fuzz_support.h, kPartSeparator) is DIR/data, the header file, and each
 // further part is DIR/data.N, the bare records of one recording thread, merged by time
-// (collector/merged_record_source.h). The only acceptable failures are OpenError and
+// (collector/input/merged_record_source.h). The only acceptable failures are OpenError and
 // SourceError.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

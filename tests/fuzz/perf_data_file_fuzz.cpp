@@ -1,10 +1,10 @@
-// Fuzz target: a perf.data read from a regular file (collector/perf_data_reader.h) -- file mode,
+// Fuzz target: a perf.data read from a regular file (collector/input/perf_data_reader.h) -- file mode,
 // or pipe mode stored in a file -- through the time orderer and the record decoder, every record
 // fed to a process table. The only acceptable failures are OpenError and SourceError.
 #include <cstddef>
 #include <cstdint>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

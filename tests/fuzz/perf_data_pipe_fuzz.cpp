@@ -1,6 +1,6 @@
 // Fuzz target: a perf.data read from a pipe (`perf record -o - | profcollect convert -p -`): the
 // input goes through a real pipe that stands in for standard input, so the reader meets a
-// non-seekable InputFile (collector/buffered_input.h) and takes the pipe-mode path -- skipping
+// non-seekable InputFile (collector/records/buffered_input.h) and takes the pipe-mode path -- skipping
 // payloads by reading, no size known in advance. The only acceptable failures are OpenError and
 // SourceError.
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 namespace {

@@ -1,10 +1,10 @@
-// Fuzz target: `perf script -F ip,brstack --show-mmap-events` text (collector/perf_script_reader.h),
+// Fuzz target: `perf script -F ip,brstack --show-mmap-events` text (collector/input/perf_script_reader.h),
 // every record fed to a process table. The only acceptable failures are OpenError and
 // SourceError.
 #include <cstddef>
 #include <cstdint>
 
-#include "collector/perf_script_reader.h"
+#include "collector/input/perf_script_reader.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,10 +1,10 @@
-// Fuzz target: the text of /proc/PID/maps (collector/proc_maps.h), whose path names any user
+// Fuzz target: the text of /proc/PID/maps (collector/host/proc_maps.h), whose path names any user
 // can choose (spaces, "\012", " (deleted)"). Every line that parses is a well-formed range.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "collector/proc_maps.h"
+#include "collector/host/proc_maps.h"
 #include "tests/fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,19 +1,17 @@
-// Fuzz target: the files an earlier run left in a profile directory, read back as the next run
-// and `profcollect report DIR` read them -- meta.json, bolt.fdata, bolt.nolbr.fdata, samples.ip,
-// samples.branch and DIR/collection.json. The input's parts (tests/fuzz/fuzz_support.h) are
-// those files in that order; an empty or missing part leaves its file out. The directory is reported
+// Fuzz target: the files an earlier run left in a profile directory, read back by the profile
+// directory codec (output/profile_directory.h) as each of its readers reads them -- meta.json,
+// bolt.fdata, bolt.nolbr.fdata, samples.ip, samples.branch and DIR/collection.json. The input's
+// parts (tests/fuzz/fuzz_support.h) are those files in that order; an empty or missing part
+// leaves its file out. The directory is read with every strictness and reported
 // (collector/cli/report_directory.h), then a flush (ProfileStore::write_binary) adds a run to
-// it, and what that flush wrote must read back. The only acceptable failures are CliError from
-// the report and OutputError from the store.
+// it, and what that flush wrote must read back whole by merge's strict rules. The only
+// acceptable failures are CliError from the report and OutputError from the codec and the store.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "collector/cli/cli_error.h"
@@ -21,6 +19,7 @@
 #include "output/atomic_file.h"
 #include "output/branch_samples_file.h"
 #include "output/fdata_reader.h"
+#include "output/profile_directory.h"
 #include "output/profile_store.h"
 #include "tests/fuzz/fuzz_support.h"
 
@@ -35,13 +34,6 @@ BinaryIdentity identity() {
   id.path = "/usr/bin/fuzzed";
   id.build_id = *BuildId::from_hex("00112233445566778899aabbccddeeff00112233");
   return id;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void report(const std::string& dir, bool json) {
@@ -75,21 +67,38 @@ void flush(const std::string& dir, bool branches) {
   }
   s.render = [](const ImageCounts& c) {
     RenderedProfiles r;
-    r.files.emplace_back("bolt.fdata", c.branches ? format_branch_samples(*c.branches) : format_no_lbr_fdata(c.no_lbr));
+    // As the renderer without a BOLT block map: no_lbr, whatever the branch stacks.
+    r.files.emplace_back("bolt.fdata", format_no_lbr_fdata(c.no_lbr));
     return r;
   };
   store.write_binary(s);
   for (const std::string& w : store.take_warnings()) fuzz::touch(w);
 
-  // What the flush wrote reads back.
-  const std::string subdir = dir + "/" + identity().directory_name();
-  const auto meta = nlohmann::json::parse(read_file(subdir + "/meta.json"), nullptr, false);
-  if (!meta.is_object()) __builtin_trap();
-  const bool branch_mode = meta.value("bolt_fdata", "") == "branch";
-  std::string error;
-  if (!parse_no_lbr_fdata(read_file(subdir + (branch_mode ? "/bolt.nolbr.fdata" : "/bolt.fdata")), &error))
+  // What the flush wrote reads back whole, by merge's rules.
+  const DirectoryHandle root = DirectoryHandle::open_path(dir, 0700);
+  const std::optional<DirectoryHandle> written = root.open_subdirectory(identity().directory_name());
+  if (!written) __builtin_trap();
+  try {
+    const ProfileDirectory read = read_profile_directory(*written, DirectoryStrictness::Merge);
+    if (!read.no_lbr || !read.ips) __builtin_trap();
+    if (branches && !read.branches) __builtin_trap();
+  } catch (const OutputError&) {
     __builtin_trap();
-  if (branch_mode && !parse_branch_samples(read_file(subdir + "/samples.branch"), &error)) __builtin_trap();
+  }
+}
+
+// The fuzzed directory read with each strictness: Report and Store never throw for what is in
+// it (the files' faults are returned), Merge throws OutputError.
+void read_each_way(const std::string& subdir) {
+  const DirectoryHandle handle = DirectoryHandle::open_path(subdir, 0700);
+  for (const DirectoryStrictness s : {DirectoryStrictness::Report, DirectoryStrictness::Merge}) {
+    try {
+      const ProfileDirectory read = read_profile_directory(handle, s);
+      for (const DirectoryFault& f : read.faults) fuzz::touch(f.text());
+    } catch (const OutputError&) {
+      if (s != DirectoryStrictness::Merge) __builtin_trap();
+    }
+  }
 }
 
 // The report prints; the fuzzer's own output is on stderr.
@@ -122,6 +131,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       scratch.write("out/collection.json", parts[i]);
     }
   }
+  read_each_way(subdir);
   report(dir, choice & 1);
   try {
     flush(dir, choice & 2);

@@ -1,4 +1,4 @@
-// Fuzz target: Arm SPE AUX data (collector/spe_packet_decoder.h), which the hardware writes and a
+// Fuzz target: Arm SPE AUX data (collector/aux/spe_packet_decoder.h), which the hardware writes and a
 // perf.data carries from any machine: truncated records, corrupt bytes, packets cut at the end.
 // The decoder must resynchronise, account for every byte it skips or drops, return only records
 // with a PC, and never read past the data.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <span>
 
-#include "collector/spe_packet_decoder.h"
+#include "collector/aux/spe_packet_decoder.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace profcollect::spe;

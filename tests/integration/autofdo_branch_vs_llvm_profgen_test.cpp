@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/perf_script_reader.h"
+#include "collector/input/perf_script_reader.h"
 #include "mapper/autofdo_binary.h"
 #include "mapper/binary_matcher.h"
 #include "mapper/exec_segment_map.h"

@@ -2,7 +2,7 @@
 
 #include <variant>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "mapper/binary_matcher.h"
 #include "mapper/elf_binary.h"
 #include "mapper/exec_segment_map.h"

@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "collector/perf_script_reader.h"
+#include "collector/input/perf_script_reader.h"
 #include "mapper/autofdo_binary.h"
 #include "mapper/binary_matcher.h"
 #include "mapper/dwarf_file.h"
@@ -193,6 +193,29 @@ std::vector<uint64_t> wide_discriminator_addresses(const fs::path& binary) {
 // The claim is about the binary, not about where the recording's samples landed (those few
 // instructions, in scale()'s vectorized loop, may get no sample at all): llvm-dwarfdump-19 finds
 // discriminators above 24 bits in its line table, and we read the same value at each of them.
+// A render asked to stop (a flush whose time is up) stops within its stride of instructions, and
+// one never asked makes the same profile.
+TEST_F(AutofdoFixtureClaims, ARenderAskedToStopStopsWithinAStrideOfInstructions) {
+  AutofdoBinaryOptions options;
+  options.debug_dirs.clear();
+  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("vec").string()), options);
+  // A sample on every instruction of the program: thousands to symbolize.
+  IpProfile ips;
+  binary->instructions().for_each(0, UINT64_MAX, [&](const Instruction& i) { ips.add(i.address, 1); });
+  AutofdoStats stats;
+  const std::string plain = write_autofdo_from_ips(ips, *binary, &stats);
+  constexpr unsigned kStride = 16;
+  ASSERT_GE(stats.instructions, 4 * kStride) << "too few instructions to see the checks";
+  uint64_t asked = 0;
+  const RenderStop never{[&] { ++asked; return false; }, kStride};
+  EXPECT_EQ(write_autofdo_from_ips(ips, *binary, nullptr, &never), plain);
+  EXPECT_EQ(asked, stats.instructions / kStride);
+  asked = 0;
+  const RenderStop at_once{[&] { ++asked; return true; }, kStride};
+  EXPECT_THROW(write_autofdo_from_ips(ips, *binary, nullptr, &at_once), RenderStopped);
+  EXPECT_EQ(asked, 1u);
+}
+
 TEST_F(AutofdoFixtureClaims, FlowSensitiveBinaryHasDiscriminatorsLibdwRejects) {
   if (!have_executable("llvm-dwarfdump-19")) GTEST_SKIP() << "llvm-dwarfdump-19 is not installed";
   AutofdoBinaryOptions options;

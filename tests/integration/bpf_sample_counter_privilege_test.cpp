@@ -68,7 +68,7 @@ ChildResult in_child(const std::function<int(std::string&)>& body) {
 // BpfError says EPERM.
 int load_expecting_refusal(std::string& text) {
   try {
-    SampleCounter counter({1024, 0, 0, 16}, true, false);
+    SampleCounter counter({1024, 16}, true);
     text = "loaded";
     return 1;
   } catch (const BpfError& e) {
@@ -130,7 +130,7 @@ TEST(BpfSampleCounterPrivilege, LoadsAndCountsWithoutTheKernelsBtf) {
       return 3;
     }
     BpfRunStatistics stats;
-    SampleCounter counter({1024, 0, 0, 16}, true, false);
+    SampleCounter counter({1024, 16}, true);
     ClockEvents events(1000000);
     for (int fd : events.fds()) counter.attach(fd);
     SpinningChild busy;

@@ -82,8 +82,8 @@ TEST(BpfSampleCounter, EveryRunIsDrainedOnceOrCountedAcrossManyFlips) {
   SKIP_UNLESS_SAMPLE_COUNTER_LOADS();
   BpfRunStatistics stats;
   const unsigned cpus = std::thread::hardware_concurrency();
-  const SampleCounterSizes sizes = size_sample_counter(1e9 / kPeriodNs, cpus, 10ms, false);
-  SampleCounter counter(sizes, true, false);
+  const SampleCounterSizes sizes = size_sample_counter(1e9 / kPeriodNs, cpus, 10ms);
+  SampleCounter counter(sizes, true);
   ClockEvents events(kPeriodNs);
   for (int fd : events.fds()) counter.attach(fd);
   SpinningChild busy;
@@ -123,7 +123,7 @@ TEST(BpfSampleCounter, CountsOnlyTheTargetProcessAndTheRestAsFiltered) {
   SKIP_UNLESS_SAMPLE_COUNTER_LOADS();
   BpfRunStatistics stats;
   const unsigned cpus = std::thread::hardware_concurrency();
-  SampleCounter counter(size_sample_counter(1e9 / kPeriodNs, cpus, 10ms, false), false, false);
+  SampleCounter counter(size_sample_counter(1e9 / kPeriodNs, cpus, 10ms), false);
   ClockEvents events(kPeriodNs);
   for (int fd : events.fds()) counter.attach(fd);
   SpinningChild target, other;
@@ -153,7 +153,7 @@ TEST(BpfSampleCounter, AFullIpMapCountsItsLossesAndLosesNothingElse) {
   SKIP_UNLESS_SAMPLE_COUNTER_LOADS();
   BpfRunStatistics stats;
   constexpr uint32_t kTiny = 4;
-  SampleCounter counter({kTiny, 0, 0, 16}, false, false);
+  SampleCounter counter({kTiny, 16}, false);
   ClockEvents events(kPeriodNs);
   for (int fd : events.fds()) counter.attach(fd);
   SpinningChild target(16384);  // 16384 distinct addresses for 4 entries
@@ -170,36 +170,14 @@ TEST(BpfSampleCounter, AFullIpMapCountsItsLossesAndLosesNothingElse) {
       << "drained " << got.drained << " full " << losses.ips_full << " filtered " << losses.filtered;
 }
 
-TEST(BpfSampleCounter, TheBranchStackProgramLoadsAndCountsFailedReadsWithoutABranchStack) {
-  SKIP_UNLESS_SAMPLE_COUNTER_LOADS();
-  BpfRunStatistics stats;
-  // The verifier accepts the branch-stack code; cpu-clock samples carry no branch stack, so
-  // every counted run reads none and says so.
-  SampleCounter counter(size_sample_counter(1e9 / kPeriodNs, 2, 10ms, true), false, true);
-  ClockEvents events(kPeriodNs);
-  for (int fd : events.fds()) counter.attach(fd);
-  SpinningChild target;
-  counter.add_target(static_cast<uint32_t>(target.pid()));
-
-  const Collected got = flip_and_drain(counter, events, 500ms, 1024);
-  const SampleCounterLosses losses = counter.losses();
-  EXPECT_GT(got.drained, 0u);
-  EXPECT_EQ(losses.branch_reads_failed, got.drained + losses.ips_full);
-  EXPECT_TRUE(got.last.branches.empty());
-  EXPECT_TRUE(got.last.ranges.empty());
-  EXPECT_EQ(got.drained + losses.ips_full + losses.filtered, counter.run_stats().run_count);
-}
-
 TEST(BpfSampleCounter, TheMemoryEstimateIsWhatTheKernelReports) {
   SKIP_UNLESS_SAMPLE_COUNTER_LOADS();
-  const SampleCounterSizes sizes{1u << 16, 1u << 15, 1u << 15, 16384};
-  for (bool branch_stacks : {false, true}) {
-    SampleCounter counter(sizes, false, branch_stacks);
-    const double estimate = static_cast<double>(sample_counter_memory(sizes, branch_stacks));
-    const double kernel = static_cast<double>(counter.memory_bytes());
-    // The kernel's figure (fdinfo memlock) also holds the small maps the estimate leaves out.
-    EXPECT_NEAR(estimate, kernel, 0.05 * kernel) << "branch stacks " << branch_stacks;
-  }
+  const SampleCounterSizes sizes{1u << 16, 16384};
+  SampleCounter counter(sizes, false);
+  const double estimate = static_cast<double>(sample_counter_memory(sizes));
+  const double kernel = static_cast<double>(counter.memory_bytes());
+  // The kernel's figure (fdinfo memlock) also holds the small maps the estimate leaves out.
+  EXPECT_NEAR(estimate, kernel, 0.05 * kernel);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@
 #include <map>
 #include <sstream>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/integration/perf_script_oracle.h"
 #include "tests/integration/recorded_perf_data.h"
 #include "tests/integration/test_support.h"

@@ -129,8 +129,8 @@ TEST_F(ConvertReportTest, WithBinaryCountsMappedSamplesPerFunctionAsPerfScript) 
   ASSERT_TRUE(samples) << error;
   const auto report = report_json({data.string(), binary.string()});
   ASSERT_TRUE(report);
-  ASSERT_TRUE(report->contains("mapped") && report->contains("unmapped") &&
-              report->contains("functions"))
+  ASSERT_TRUE(report->contains("binary") && (*report)["binary"].contains("mapped") &&
+              (*report)["binary"].contains("unmapped") && (*report)["binary"].contains("functions"))
       << report->dump(2);
 
   uint64_t in_binary = 0;
@@ -141,16 +141,16 @@ TEST_F(ConvertReportTest, WithBinaryCountsMappedSamplesPerFunctionAsPerfScript) 
     if (!sample.symbol.empty()) ++expected_functions[sample.symbol];
   }
   ASSERT_GT(in_binary, 0u);
-  EXPECT_EQ((*report)["mapped"].get<uint64_t>(), in_binary)
+  EXPECT_EQ((*report)["binary"]["mapped"].get<uint64_t>(), in_binary)
       << "mapped vs perf script's samples in " << binary;
 
   uint64_t unmapped = 0;
-  for (const auto& [reason, count] : (*report)["unmapped"].items()) unmapped += count.get<uint64_t>();
+  for (const auto& [reason, count] : (*report)["binary"]["unmapped"].items()) unmapped += count.get<uint64_t>();
   EXPECT_EQ(in_binary + unmapped, samples->size()) << "mapped + unmapped should be every sample";
 
   std::map<std::string, uint64_t> functions;
   std::vector<std::pair<double, double>> share_and_samples;
-  for (const auto& function : (*report)["functions"]) {
+  for (const auto& function : (*report)["binary"]["functions"]) {
     functions[function.at("name").get<std::string>()] += function.at("samples").get<uint64_t>();
     share_and_samples.emplace_back(function.at("share").get<double>(),
                                    function.at("samples").get<double>());

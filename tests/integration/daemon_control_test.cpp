@@ -24,6 +24,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using namespace std::chrono_literals;
 
+// The kernel request's range, as the command line's --duration has it.
+const std::string kDurationRange = "kernel needs \"duration\": seconds from 0.001 to 31622400";
+
 class DaemonControlTest : public LiveFixtureTest {
  protected:
   // A configuration that profiles live_spin only, with cpu-clock (every machine has it), and
@@ -300,7 +303,7 @@ TEST_F(DaemonControlTest, BadAndOversizedRequestsGetAnErrorAndTheDaemonKeepsServ
     EXPECT_EQ(error_of(c.line()), "a request is one JSON object per line");
     EXPECT_EQ(error_of(c.line()), "a request names its command: {\"cmd\": \"status\"}");
     EXPECT_EQ(error_of(c.line()), "unknown command \"explode\" (status, flush, reload, kernel)");
-    EXPECT_EQ(error_of(c.line()), "kernel needs a positive \"duration\" in seconds");
+    EXPECT_EQ(error_of(c.line()), kDurationRange);
     // The same connection still serves a good request after the bad ones.
     ASSERT_TRUE(c.send("{\"cmd\": \"status\"}\n"));
     const auto good = c.line();
@@ -322,10 +325,21 @@ TEST_F(DaemonControlTest, BadAndOversizedRequestsGetAnErrorAndTheDaemonKeepsServ
     ASSERT_TRUE(c.send("{\"cmd\": \"sta"));
   }
   {
-    // A kernel request without its duration.
+    // A kernel request without its duration, and with durations the command line refuses too
+    // (its range: tests/integration/cli_numeric_options_test.cpp): past a year (the clock
+    // arithmetic of 1e10 s overflowed and the profile came back at once; 1e308 does not fit an
+    // integer at all), not positive, not a number. Each is refused at once, and no kernel
+    // profile starts.
     RawClient c(socket());
     ASSERT_TRUE(c.send("{\"cmd\": \"kernel\"}\n"));
-    EXPECT_EQ(error_of(c.line()), "kernel needs a positive \"duration\" in seconds");
+    EXPECT_EQ(error_of(c.line()), kDurationRange);
+    for (const std::string bad : {"1e10", "1e308", "31622401", "0", "-1", "0.0001", "\"5\"", "true", "null", "[5]"}) {
+      SCOPED_TRACE(bad);
+      ASSERT_TRUE(c.send("{\"cmd\": \"kernel\", \"duration\": " + bad + "}\n"));
+      const std::string error = error_of(c.line());
+      EXPECT_EQ(error.rfind(kDurationRange, 0), 0u) << error;
+    }
+    EXPECT_EQ(daemon.err().find("collecting a kernel profile"), std::string::npos) << daemon.describe();
   }
   const CtlRun status = run_ctl(socket(), {"status"});
   EXPECT_EQ(status.exit_code, 0) << status.describe() << daemon.describe();

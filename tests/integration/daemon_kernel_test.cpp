@@ -37,7 +37,7 @@ TEST_F(DaemonKernelTest, AKernelRequestIsAnsweredWithItsPathAndASecondOneWhileIt
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
 
   BackgroundProcess first = BackgroundProcess::start(
-      {profcollect_exe().string(), "ctl", "--socket", socket().string(), "kernel", "--duration", "4"});
+      {profcollect_exe().string(), "ctl", "--json", "--socket", socket().string(), "kernel", "--duration", "4"});
   // The first request is being served once the daemon says so in its log.
   const auto deadline = std::chrono::steady_clock::now() + kPatience;
   while (daemon.err().find("collecting a kernel profile") == std::string::npos &&
@@ -51,6 +51,13 @@ TEST_F(DaemonKernelTest, AKernelRequestIsAnsweredWithItsPathAndASecondOneWhileIt
   EXPECT_EQ(second.reply.value("error", "").rfind("busy", 0), 0u) << second.describe();
   const CtlRun status = run_ctl(socket(), {"status"});
   EXPECT_EQ(status.exit_code, 0) << status.describe();
+  // The status says the profile in progress: how long, how much is left, where it goes.
+  ASSERT_TRUE(status.reply.contains("kernel_profile")) << status.describe();
+  EXPECT_EQ(status.reply["kernel_profile"].value("duration_s", 0.0), 4.0) << status.describe();
+  EXPECT_LE(status.reply["kernel_profile"].value("remaining_s", 99.0), 4.0) << status.describe();
+  EXPECT_EQ(fs::path(status.reply["kernel_profile"].value("output_dir", "")).parent_path(), out()) << status.describe();
+  const CtlRun said = run_ctl(socket(), {"status"}, std::nullopt, /*json=*/false);
+  EXPECT_NE(said.out.find("kernel profile in progress"), std::string::npos) << said.describe();
   EXPECT_TRUE(first.running()) << "the first request was answered before its duration\n" << first.describe();
 
   const std::optional<int> code = first.wait(kPatience);

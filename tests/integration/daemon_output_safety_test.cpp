@@ -123,6 +123,24 @@ TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOp
             std::string::npos)
       << log;
   EXPECT_TRUE(fs::is_symlink(out() / a_dir));
+  // The reply, and the status after it, name the binary that was not written and why: a daemon
+  // failing its flushes does not look healthy.
+  EXPECT_NE(flush.reply.value("error", "").find(a.string() + ": "), std::string::npos) << flush.describe();
+  ASSERT_TRUE(flush.reply.contains("failures")) << flush.describe();
+  const CtlRun health = run_ctl(socket(), {"status"});
+  ASSERT_EQ(health.exit_code, 0) << health.describe();
+  const nlohmann::json& last = health.reply["last_flush"];
+  EXPECT_EQ(last.value("ok", true), false) << health.describe();
+  bool named = false;
+  for (const auto& f : last["failures"]) {
+    named = named || (f.value("binary", "") == a.string() && f.value("directory", "") == a_dir &&
+                      f.value("reason", "").find("symbolic link") != std::string::npos);
+  }
+  EXPECT_TRUE(named) << health.describe();
+  const CtlRun said = run_ctl(socket(), {"status"}, std::nullopt, /*json=*/false);
+  EXPECT_NE(said.out.find("last flush "), std::string::npos) << said.describe();
+  EXPECT_NE(said.out.find(": FAILED"), std::string::npos) << said.describe();
+  EXPECT_NE(said.out.find("  " + a.string() + ": "), std::string::npos) << said.describe();
 
   // B's and C's profiles are written in place: B's link went with the generation it was planted
   // in; C's, met when its directory was first read, is kept aside.

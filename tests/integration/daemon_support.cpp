@@ -110,8 +110,9 @@ BackgroundProcess start_daemon(const fs::path& config, const NotifyListener& not
   return p;
 }
 
-CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args, std::optional<RunAs> run_as) {
+CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args, std::optional<RunAs> run_as, bool json) {
   std::vector<std::string> argv = {profcollect_exe().string(), "ctl", "--socket", socket.string()};
+  if (json) argv.push_back("--json");
   argv.insert(argv.end(), args.begin(), args.end());
   BackgroundProcess p = BackgroundProcess::start(argv, {.cwd = "/", .own_process_group = false, .run_as = run_as});
   CtlRun r;

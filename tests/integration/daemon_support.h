@@ -62,7 +62,8 @@ class NotifyListener {
 BackgroundProcess start_daemon(const std::filesystem::path& config, const NotifyListener& notify,
                                std::optional<std::chrono::microseconds> watchdog = std::nullopt);
 
-// `profcollect ctl --socket SOCKET ARGS...`, as `run_as` when given; its exit code and output.
+// `profcollect ctl --socket SOCKET [--json] ARGS...`, as `run_as` when given; its exit code and
+// output (with `json`, the reply is parsed from it).
 struct CtlRun {
   int exit_code = -1;
   std::string out, err;
@@ -70,7 +71,7 @@ struct CtlRun {
   std::string describe() const { return "exit " + std::to_string(exit_code) + "\nstdout: " + out + "\nstderr: " + err; }
 };
 CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::string>& args,
-               std::optional<RunAs> run_as = std::nullopt);
+               std::optional<RunAs> run_as = std::nullopt, bool json = true);
 
 // A configuration's regular expression matching exactly `path`, as a TOML string: a
 // system-wide daemon also sees the programs other tests (or other builds) run.

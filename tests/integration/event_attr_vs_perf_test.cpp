@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "collector/event_selection.h"
-#include "collector/side_band_attr.h"
+#include "collector/live/event_selection.h"
+#include "collector/records/side_band_attr.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect {
@@ -268,6 +268,23 @@ TEST_F(EventAttrVsPerf, CommandModeUserOnlyByPeriod) {
   // every sample carries its weight whatever the mode.
   compare(perf_attr_for({"-e", "cpu-clock:u", "-c", "10007"}, dir_),
           perf_style(make_sampling_attr(s, TargetKind::Command)), {"PERIOD"});
+}
+
+// -e cpu-clock:u, :k, :uk and cycles:u, as written on our command line: the attr perf asks for
+// with the same words (exclude_user, exclude_kernel, exclude_hv, exclude_guest as perf's
+// modifier parser sets them). cycles is only printed by perf where there is no PMU.
+TEST_F(EventAttrVsPerf, PrivilegeModifiersOnNamedEvents) {
+  SelectionContext ctx = SelectionContext::of_this_process();
+  if (!ctx.permissions.may_sample_kernel()) GTEST_SKIP() << "needs kernel samples (root) for :k";
+  for (const char* event : {"cpu-clock:u", "cpu-clock:k", "cpu-clock:uk", "cpu-clock:ku", "cycles:u", "cycles:k"}) {
+    SCOPED_TRACE(event);
+    EventOptions o;
+    o.event = parse_event_request(event);
+    o.frequency_hz = 999;
+    const EventSelection s = select_event(o, ctx);
+    compare(perf_attr_printed_for({"-e", event, "-F", "999"}, dir_),
+            perf_style(make_sampling_attr(s, TargetKind::Command)), {});
+  }
 }
 
 TEST_F(EventAttrVsPerf, SystemWideSamplingEvent) {

@@ -62,7 +62,7 @@ TEST_F(KernelCommandFormats, WithoutAVmlinuxTheFormatsThatNeedItAreNamedAsNotWri
 TEST_F(KernelCommandFormats, AnUnknownFormatIsAUsageErrorAndNothingIsCollected) {
   const CommandResult r = kernel("autofdo,perfdata", dir_ / "out");
   EXPECT_EQ(r.exit_code, 2) << r.describe(argv_);
-  EXPECT_NE(r.err.find("--format: perfdata is not one of autofdo, unsymbolized, bolt"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--format: 'perfdata' is not one of bolt, autofdo, unsymbolized"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("collecting"), std::string::npos) << "refused before collecting: " << r.err;
   EXPECT_FALSE(fs::exists(dir_ / "out")) << r.err;
 }

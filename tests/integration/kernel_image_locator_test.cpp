@@ -4,7 +4,7 @@
 // place of /sys/kernel/notes. Build-ids are judged by readelf -n.
 #include <gtest/gtest.h>
 
-#include "collector/kernel_image_locator.h"
+#include "collector/kernel/kernel_image_locator.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect::test {

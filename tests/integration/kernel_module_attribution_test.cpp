@@ -16,7 +16,7 @@
 #include <sstream>
 #include <nlohmann/json.hpp>
 
-#include "collector/kernel_collection.h"
+#include "collector/kernel/kernel_collection.h"
 #include "tests/integration/quiet_logger.h"
 #include "tests/integration/test_support.h"
 

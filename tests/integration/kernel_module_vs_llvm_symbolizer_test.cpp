@@ -17,7 +17,7 @@
 
 #include <fstream>
 
-#include "collector/kernel_image_selector.h"
+#include "collector/kernel/kernel_image_selector.h"
 #include "mapper/image_resolver.h"
 #include "mapper/image_translator.h"
 #include "mapper/target_image_selector.h"

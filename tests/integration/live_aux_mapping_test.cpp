@@ -16,7 +16,7 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "collector/ring_buffer.h"
+#include "collector/live/ring_buffer.h"
 
 namespace profcollect {
 namespace {

@@ -1,4 +1,4 @@
-// The BPF engine (`--engine bpf`, collector/bpf_engine.h), tried for real: samples counted in the
+// The BPF engine (`--engine bpf`, collector/live/bpf_engine.h), tried for real: samples counted in the
 // kernel by a BPF program, drained every interval and attributed through the one pipeline.
 //   - The same run profiled by both engines at once: the same binaries, per-function shares
 //     within 2 points, total samples within 2% (issue 14, acceptance 1).
@@ -22,8 +22,8 @@
 #include <regex>
 #include <set>
 
-#include "collector/bpf_engine.h"
-#include "collector/collection_session.h"
+#include "collector/live/bpf_engine.h"
+#include "collector/session/collection_session.h"
 #include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"
 #include "tests/integration/quiet_logger.h"

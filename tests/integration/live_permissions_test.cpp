@@ -12,12 +12,12 @@
 #include <map>
 
 #include "collector/cli/cli_spelling.h"
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/mmap_budget.h"
-#include "collector/online_cpus.h"
-#include "collector/perf_event_set.h"
-#include "collector/proc_files.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/host/mmap_budget.h"
+#include "collector/host/online_cpus.h"
+#include "collector/live/perf_event_set.h"
+#include "collector/host/proc_files.h"
 #include "tests/integration/test_support.h"
 
 namespace profcollect {

@@ -16,11 +16,11 @@
 #include <optional>
 #include <thread>
 
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/mmap_budget.h"
-#include "collector/online_cpus.h"
-#include "collector/perf_event_set.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/host/mmap_budget.h"
+#include "collector/host/online_cpus.h"
+#include "collector/live/perf_event_set.h"
 #include "tests/integration/busy_program.h"
 #include "tests/integration/cpu_time.h"
 #include "tests/integration/test_support.h"

@@ -22,14 +22,14 @@
 #include <set>
 #include <thread>
 
-#include "collector/collection_session.h"
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/mmap_budget.h"
-#include "collector/online_cpus.h"
-#include "collector/perf_engine.h"
-#include "collector/perf_event_set.h"
-#include "collector/side_band_attr.h"
+#include "collector/session/collection_session.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/host/mmap_budget.h"
+#include "collector/host/online_cpus.h"
+#include "collector/live/perf_engine.h"
+#include "collector/live/perf_event_set.h"
+#include "collector/records/side_band_attr.h"
 #include "tests/integration/busy_program.h"
 #include "tests/integration/cpu_time.h"
 #include "tests/integration/live_support.h"

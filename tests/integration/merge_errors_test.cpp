@@ -2,7 +2,7 @@
 // damaged file (named with its line), two hosts' directories of one name that disagree on the
 // build-id. Each is exit 1 with a message naming the file; the output's earlier profile stays
 // byte for byte and nothing else is written. Usage errors are exit 2. The inputs are written by
-// the test in the output layout (README, "Output"): small, so that each damage is exact.
+// the test in the output layout (docs/usage.md, "Output"): small, so that each damage is exact.
 #include <gtest/gtest.h>
 
 #include "tests/integration/merge_judges.h"

@@ -1,7 +1,7 @@
 // `profcollect merge` of hosts that saw one binary differently: one without branch stacks (its
 // bolt.fdata no_lbr), one with them (bolt.fdata branch fdata, its IP samples in
 // bolt.nolbr.fdata), as when a fleet mixes machines with and without LBR. The merged directory
-// must be a branch profile (as one directory that branch stacks reached, README "Output"):
+// must be a branch profile (as one directory that branch stacks reached, docs/usage.md, "Output"):
 // bolt.fdata the branch host's edges, bolt.nolbr.fdata the per-line sum of both hosts' no_lbr
 // counts, meta.json samples summed, time range widened with 0 (unknown) ignored, events the
 // union. The inputs are written by the test in the output layout, so every expected count is

@@ -6,10 +6,10 @@
 
 #include <sys/stat.h>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "mapper/process_table.h"
-#include "collector/mapped_image_selector.h"
-#include "collector/sample_pipeline.h"
+#include "collector/pipeline/mapped_image_selector.h"
+#include "collector/pipeline/sample_pipeline.h"
 #include "tests/integration/branch_fixtures.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/unit/perf_record_builder.h"

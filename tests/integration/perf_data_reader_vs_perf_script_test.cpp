@@ -8,7 +8,7 @@
 #include <iostream>
 #include <regex>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/integration/perf_script_oracle.h"
 #include "tests/integration/recorded_perf_data.h"
 #include "tests/integration/test_support.h"

@@ -15,7 +15,7 @@
 #include <iostream>
 #include <thread>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/integration/fixture_set.h"
 #include "tests/integration/perf_script_oracle.h"
 #include "tests/integration/test_support.h"

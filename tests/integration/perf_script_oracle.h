@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/record_source.h"
+#include "collector/records/record_source.h"
 
 namespace profcollect::test {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "collector/perf_data_reader.h"
-#include "collector/sample_pipeline.h"
+#include "collector/input/perf_data_reader.h"
+#include "collector/pipeline/sample_pipeline.h"
 #include "mapper/target_image_selector.h"
 #include "output/fdata_writer.h"
 #include "output/function_profile.h"
@@ -55,7 +55,7 @@ Fed feed(const fs::path& data, const fs::path& binary, uint64_t weight) {
   const NoLbrFdata no_lbr = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), target->symbols()), {"e"});
   const BranchSamples branches = profile.branch_samples();
   RenderRequest request;
-  request.formats = {ProfileFormat::Bolt, ProfileFormat::Preagg, ProfileFormat::Autofdo, ProfileFormat::Unsymbolized};
+  request.formats = profile_formats();
   out.files = render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr},
                               request)
                   .files;

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/collection_session.h"
+#include "collector/session/collection_session.h"
 
 namespace profcollect::test {
 

@@ -1,7 +1,7 @@
 #include "tests/integration/replay_session.h"
 
-#include "collector/perf_data_reader.h"
-#include "collector/replay_engine.h"
+#include "collector/input/perf_data_reader.h"
+#include "collector/pipeline/replay_engine.h"
 
 namespace profcollect::test {
 

@@ -1,12 +1,12 @@
 // Live collection's session, pipeline, store and renderer, fed a recording instead of ring
-// buffers (collector/replay_engine.h): one flush of the whole recording into `output_dir`.
+// buffers (collector/pipeline/replay_engine.h): one flush of the whole recording into `output_dir`.
 #pragma once
 
 #include <filesystem>
 #include <string>
 #include <vector>
 
-#include "collector/collection_session.h"
+#include "collector/session/collection_session.h"
 
 namespace profcollect::test {
 

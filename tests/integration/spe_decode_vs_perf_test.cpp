@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "collector/perf_data_reader.h"
-#include "collector/spe_packet_decoder.h"
+#include "collector/input/perf_data_reader.h"
+#include "collector/aux/spe_packet_decoder.h"
 #include "tests/integration/spe_fixtures.h"
 #include "tests/integration/test_support.h"
 

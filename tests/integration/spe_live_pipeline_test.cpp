@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/sample_pipeline.h"
-#include "collector/side_band_attr.h"
-#include "collector/spe_packet_decoder.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/pipeline/sample_pipeline.h"
+#include "collector/records/side_band_attr.h"
+#include "collector/aux/spe_packet_decoder.h"
 #include "mapper/target_image_selector.h"
 #include "tests/integration/spe_fixtures.h"
 #include "tests/integration/test_support.h"

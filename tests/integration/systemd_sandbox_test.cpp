@@ -306,7 +306,7 @@ TEST_F(SystemdSandboxTest, AKernelProfileWorksUnderTheUnitsSandbox) {
 }
 
 // The BPF engine under the unit: the unit grants no CAP_BPF and its filter no bpf(), so `auto`
-// takes the perf engine and says why; with the drop-in README's "The BPF engine" gives
+// takes the perf engine and says why; with the drop-in docs/usage.md's "The BPF engine" gives
 // (systemd/profcollect-bpf.conf), `bpf` collects.
 TEST_F(SystemdSandboxTest, TheBpfEngineFallsBackUnderTheUnitAndRunsWithItsDropIn) {
   const std::vector<std::string> unit = unit_directives();

@@ -11,11 +11,15 @@
 // - With the watchdog set (a drop-in WatchdogSec=), a running daemon's pings keep it alive for
 //   several periods, and a daemon stopped with SIGSTOP is restarted by systemd for that reason; a daemon killed with SIGKILL is restarted, and every count of a profile flushed
 //   before only grows.
+// - A `profcollect daemon` started by hand beside the service (issue 22), with the same
+//   configuration or with only the output directory in common, is refused naming the service's
+//   PID, and the service keeps its socket and goes on collecting.
 //
 // The program is the live fixture live_spin (dynamically linked: the container is the same
 // Debian release), which spins for a given amount of its own CPU time, copied into the
 // container; its profiles are judged on the host against the same file.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -42,8 +46,11 @@ constexpr const char* kOutput = "/var/lib/profcollect";
 
 // Flushes come only on request and at the stop; the control socket is the service group's, as
 // the example configuration has it; everything else is the default.
+// The final flush is given time to finish (on a loaded machine 1 s may cut it short), as the
+// test checks what it writes.
 const std::string kConfigWithoutRate =
     "flush_interval = \"1h\"\n"
+    "final_flush_timeout = \"60s\"\n"
     "allowed_group = \"profcollect\"\n";
 const std::string kGoodConfig = kConfigWithoutRate + "frequency = 2000\n";
 
@@ -135,7 +142,7 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   // and its control socket are open: both answer at once (a Type=simple start would return
   // before either).
   EXPECT_EQ(show("ActiveState"), "active") << container_->diagnostics();
-  const CommandResult at_start = must({"profcollect", "ctl", "status"});
+  const CommandResult at_start = must({"profcollect", "ctl", "--json", "status"});
   const nlohmann::json started = nlohmann::json::parse(at_start.out, nullptr, false);
   ASSERT_TRUE(started.is_object()) << at_start.out;
   EXPECT_EQ(started.value("collecting", false), true) << at_start.out;
@@ -146,17 +153,17 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   // as the example configuration has it), and refuses anyone else.
   must({"useradd", "--no-create-home", "--groups", "profcollect", "pc-operator"});
   must({"useradd", "--no-create-home", "pc-stranger"});
-  const CommandResult member = container_->run({"runuser", "-u", "pc-operator", "--", "profcollect", "ctl", "status"});
+  const CommandResult member = container_->run({"runuser", "-u", "pc-operator", "--", "profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(member.exit_code, 0) << member.describe({"runuser pc-operator"});
   const nlohmann::json member_reply = nlohmann::json::parse(member.out, nullptr, false);
   EXPECT_TRUE(member_reply.is_object() && member_reply.value("collecting", false)) << member.out;
-  const CommandResult stranger = container_->run({"runuser", "-u", "pc-stranger", "--", "profcollect", "ctl", "status"});
+  const CommandResult stranger = container_->run({"runuser", "-u", "pc-stranger", "--", "profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(stranger.exit_code, 1) << stranger.describe({"runuser pc-stranger"});
   EXPECT_TRUE(stranger.out.find("\"ok\"") == std::string::npos) << stranger.out;
   EXPECT_FALSE((stranger.out + stranger.err).empty()) << "the refusal says why";
 
   run_program("1");
-  const CommandResult flushed = must({"profcollect", "ctl", "flush"});
+  const CommandResult flushed = must({"profcollect", "ctl", "--json", "flush"});
   EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true) << flushed.out;
   const fs::path dir = profile_dir();
   ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n" << container_->diagnostics();
@@ -195,7 +202,7 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_NE(journal.find("reload refused"), std::string::npos) << journal;
   EXPECT_NE(journal.find("frequncy"), std::string::npos) << journal;
   EXPECT_NE(journal.find(kConfig), std::string::npos) << journal;
-  const CommandResult status = must({"profcollect", "ctl", "status"});
+  const CommandResult status = must({"profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(nlohmann::json::parse(status.out, nullptr, false).value("frequency_hz", uint64_t{0}), 2000u)
       << status.out;
   // A good file at reload is applied, by the same process.
@@ -205,7 +212,7 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
       << container_->diagnostics();
   EXPECT_EQ(show("MainPID"), first_pid) << "the daemon was restarted";
-  const CommandResult reloaded = must({"profcollect", "ctl", "status"});
+  const CommandResult reloaded = must({"profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(nlohmann::json::parse(reloaded.out, nullptr, false).value("frequency_hz", uint64_t{0}), 3000u)
       << reloaded.out;
 
@@ -225,6 +232,45 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_GE(after_stop, before_stop + 500) << "the final flush is missing";
 }
 
+TEST_F(SystemdServiceTest, AHandStartedDaemonBesideTheServiceIsRefusedAndTheServiceGoesOn) {
+  must({"systemctl", "start", "profcollect"});
+  const std::string pid = main_pid();
+  ASSERT_FALSE(HasFailure());
+  const fs::path socket = container_->root() / "run/profcollect/ctl";
+  struct stat before {};
+  ASSERT_EQ(::stat(socket.c_str(), &before), 0) << socket;
+
+  // The same configuration: the same socket and output directory.
+  const CommandResult same = container_->run({"profcollect", "daemon"}, seconds(60));
+  EXPECT_EQ(same.exit_code, 1) << same.describe({"profcollect daemon"});
+  EXPECT_NE(same.err.find("(PID " + pid + ")"), std::string::npos) << same.err;
+  // Only the output directory in common.
+  write_file(container_->root() / "etc/profcollect/other.toml",
+             "socket = \"/run/pc-other/ctl\"\nflush_interval = \"1h\"\n");
+  const CommandResult other = container_->run({"profcollect", "daemon", "--config", "/etc/profcollect/other.toml"},
+                                              seconds(60));
+  EXPECT_EQ(other.exit_code, 1) << other.describe({"profcollect daemon --config other.toml"});
+  EXPECT_NE(other.err.find("(PID " + pid + ")"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find(kOutput), std::string::npos) << "names what is in use: " << other.err;
+
+  // The service: the same process, its socket the same inode, answering, and collecting.
+  EXPECT_EQ(show("ActiveState"), "active") << container_->diagnostics();
+  EXPECT_EQ(show("MainPID"), pid) << container_->diagnostics();
+  struct stat after {};
+  ASSERT_EQ(::stat(socket.c_str(), &after), 0) << "the service's socket was removed";
+  EXPECT_EQ(after.st_ino, before.st_ino) << "the service's socket was replaced";
+  run_program("1");
+  const CommandResult flushed = must({"profcollect", "ctl", "--json", "flush"});
+  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true) << flushed.out;
+  const fs::path dir = profile_dir();
+  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n" << container_->diagnostics();
+  EXPECT_NE(read_file(dir / "bolt.fdata").find(" spin_a "), std::string::npos);
+  const nlohmann::json meta = nlohmann::json::parse(read_file(dir / "meta.json"), nullptr, false);
+  EXPECT_GE(meta.value("samples", uint64_t{0}), 500u) << "1 s of CPU time at 2000 Hz";
+  must({"systemctl", "stop", "profcollect"}, seconds(240));
+  EXPECT_EQ(show("ExecMainStatus"), "0") << container_->diagnostics();
+}
+
 TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothingFlushed) {
   const fs::path dropin = container_->root() / "etc/systemd/system/profcollect.service.d";
   fs::create_directories(dropin);
@@ -232,7 +278,7 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
   must({"systemctl", "daemon-reload"});
   must({"systemctl", "start", "profcollect"});
   run_program("1");
-  must({"profcollect", "ctl", "flush"});
+  must({"profcollect", "ctl", "--json", "flush"});
   const fs::path dir = profile_dir();
   ASSERT_FALSE(dir.empty()) << container_->diagnostics();
   const std::map<std::string, uint64_t> flushed = fdata_counts(read_file(dir / "bolt.fdata"));
@@ -250,7 +296,7 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
   ASSERT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
       << container_->diagnostics();
   run_program("1");
-  must({"profcollect", "ctl", "flush"});
+  must({"profcollect", "ctl", "--json", "flush"});
   const std::map<std::string, uint64_t> after = fdata_counts(read_file(profile_dir() / "bolt.fdata"));
   for (const auto& [line, count] : flushed) {
     EXPECT_GE(after.count(line) ? after.at(line) : 0, count) << line << ": a flushed count went down";

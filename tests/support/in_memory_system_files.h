@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "collector/cpu_capabilities.h"
+#include "collector/live/cpu_capabilities.h"
 
 namespace profcollect::test {
 

@@ -2,7 +2,7 @@
 // select binaries, and an exclusion wins over every way of selecting one.
 #include <gtest/gtest.h>
 
-#include "collector/mapped_image_selector.h"
+#include "collector/pipeline/mapped_image_selector.h"
 
 namespace profcollect {
 namespace {

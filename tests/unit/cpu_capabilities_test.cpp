@@ -1,7 +1,7 @@
 // CpuCapabilities read from fake sysfs and /proc/cpuinfo contents, one kind of CPU per test: the
 // file names and values are those the kernel's PMU drivers publish (arch/x86/events,
 // drivers/perf/arm_pmuv3.c) and the flags arch/x86's cpuinfo prints.
-#include "collector/cpu_capabilities.h"
+#include "collector/live/cpu_capabilities.h"
 #include "tests/support/in_memory_system_files.h"
 
 #include <gtest/gtest.h>

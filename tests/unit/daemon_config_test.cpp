@@ -1,7 +1,7 @@
 // The daemon's configuration file: every key's default and spelling, and for every kind of
 // error (TOML syntax, unknown key, wrong type, bad value, keys that exclude each other) a
 // refusal naming the file, the line and the key.
-#include "collector/daemon_config.h"
+#include "collector/service/daemon_config.h"
 
 #include <gtest/gtest.h>
 
@@ -142,6 +142,14 @@ TEST(DaemonConfig, ABadValueIsRefusedWithItsLineAndKey) {
   EXPECT_EQ(refusal("binaries = [\"ok\", \"(unclosed\"]")
                 .rfind("/etc/p.toml:1: binaries: \"(unclosed\" is not a regular expression", 0),
             0u);
+  // A back-reference or a count whose number has more digits than a long holds: libstdc++ 12's
+  // regex compiler would overflow reading it (undefined behaviour), so it never gets there.
+  EXPECT_EQ(refusal("binaries = ['\\5555555555555555555555']")
+                .rfind("/etc/p.toml:1: binaries: \"\\5555555555555555555555\" is not a regular expression", 0),
+            0u);
+  EXPECT_EQ(refusal("exclude = ['a{99999999999999999999}']")
+                .rfind("/etc/p.toml:1: exclude: \"a{99999999999999999999}\" is not a regular expression", 0),
+            0u);
   EXPECT_EQ(refusal("engine = \"ebpf\""), "/etc/p.toml:1: engine: \"ebpf\": expected \"perf\", \"bpf\" or \"auto\"");
   EXPECT_EQ(refusal("engine = \"dtrace\""), "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\", \"bpf\" or \"auto\"");
   EXPECT_EQ(refusal("allowed_group = \"no-such-group-here\""),
@@ -163,6 +171,18 @@ TEST(DaemonConfig, AFileThatCannotBeReadIsNamed) {
   } catch (const DaemonConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "/nonexistent/profcollect.toml: cannot be read: No such file or directory");
   }
+}
+
+TEST(DaemonConfig, FormatsAreNamesOfTheRegistryAndWrittenByDefaultAsLiveCollectionDoes) {
+  EXPECT_EQ(parse_daemon_config("", "f").formats, (std::vector<std::string>{"bolt", "preagg", "autofdo"}));
+  EXPECT_EQ(parse_daemon_config("formats = [\"autofdo\", \"unsymbolized\", \"autofdo\"]", "f").formats,
+            (std::vector<std::string>{"autofdo", "unsymbolized"}));
+  EXPECT_EQ(refusal("\nformats = [\"bolt\", \"perfdata\"]"),
+            "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, autofdo, unsymbolized");
+  EXPECT_EQ(refusal("formats = []"), "/etc/p.toml:1: formats: name at least one of bolt, preagg, autofdo, unsymbolized");
+  EXPECT_EQ(refusal("formats = \"bolt\""), "/etc/p.toml:1: formats: expected an array of format names, found a string");
+  // Another set of formats is another session: a reload restarts it.
+  EXPECT_FALSE(parse_daemon_config("", "f").same_session(parse_daemon_config("formats = [\"bolt\"]", "f")));
 }
 
 TEST(DaemonConfig, SessionChangesAreToldFromOthers) {

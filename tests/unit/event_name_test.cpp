@@ -1,6 +1,6 @@
 // Event names derived from attrs when a perf.data carries none, as perf 6.1's evsel__name()
 // gives them (perf script prints these; the shared test data checks them against perf too).
-#include "collector/event_name.h"
+#include "collector/records/event_name.h"
 
 #include <gtest/gtest.h>
 

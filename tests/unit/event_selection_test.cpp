@@ -1,7 +1,7 @@
 // Event selection: -e/-F/-c and the permissions decide the engine, the rate and the privilege
 // level; make_sampling_attr turns them into the attr, checked here field by field against the
 // perf_event_open ABI (include/uapi/linux/perf_event.h).
-#include "collector/event_selection.h"
+#include "collector/live/event_selection.h"
 #include "collector/cli/cli_spelling.h"
 
 #include <gtest/gtest.h>
@@ -136,6 +136,53 @@ TEST(EventSelection, KernelSamplesFollowParanoidAndCapabilities) {
     EXPECT_TRUE(s.include_kernel) << "paranoid " << p.paranoid;
     EXPECT_TRUE(s.kernel_note.empty());
     EXPECT_EQ(s.name, "cpu-clock");
+  }
+}
+
+// perf's u and k on cycles and cpu-clock set the privilege bits as perf's modifier parser does
+// (tools/perf/util/parse-events.c, get_event_modifier): the first of u/k excludes user, kernel
+// and hypervisor, each names its level back; u also excludes guests.
+TEST(EventSelection, PrivilegeModifiersOnCyclesAndCpuClock) {
+  struct Case {
+    const char* event;
+    bool exclude_user, exclude_kernel, exclude_guest;
+  };
+  for (const Case& c : {Case{"cpu-clock:u", false, true, true}, Case{"cpu-clock:k", true, false, false},
+                        Case{"cycles:uk", false, false, true}, Case{"cycles:ku", false, false, true}}) {
+    SCOPED_TRACE(c.event);
+    EventOptions o;
+    o.event = parse_event_request(c.event);
+    const EventSelection s = select_event(o, context(with_perfmon(), 0));
+    const perf_event_attr a = make_sampling_attr(s, TargetKind::Command);
+    EXPECT_EQ(a.exclude_user, c.exclude_user);
+    EXPECT_EQ(a.exclude_kernel, c.exclude_kernel);
+    EXPECT_EQ(a.exclude_hv, 1u);
+    EXPECT_EQ(a.exclude_guest, c.exclude_guest);
+    EXPECT_EQ(s.name, c.event[1] == 'y' ? "cycles:uk" : c.event);
+    EXPECT_TRUE(s.kernel_note.empty()) << s.kernel_note;
+  }
+  // :u asks for less than this process may take: no note about kernel samples left out.
+  EventOptions o;
+  o.event = parse_event_request("cpu-clock:u");
+  EXPECT_TRUE(select_event(o, context(unprivileged(2), 0)).kernel_note.empty());
+  // :k without the right to kernel samples is refused, saying why.
+  o.event = parse_event_request("cycles:k");
+  try {
+    select_event(o, context(unprivileged(2), 0));
+    ADD_FAILURE() << "cycles:k taken without the right to kernel samples";
+  } catch (const EventSelectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("perf_event_paranoid is 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EventSelection, ModifiersNotTakenAreRefusedByName) {
+  for (const char* event : {"cycles:p", "cycles:uH", "cpu-clock:G", "cpu-clock:", "lbr:u", "auto:k", "spe:u"}) {
+    try {
+      parse_event_request(event);
+      ADD_FAILURE() << event << " taken";
+    } catch (const EventSelectionError& e) {
+      EXPECT_NE(std::string(e.what()).find(event), std::string::npos) << e.what();
+    }
   }
 }
 
@@ -297,8 +344,8 @@ TEST(BranchSelection, AutoWithoutAnythingEndsOnCpuClockAndNamesWhatWasProbed) {
       {}, context_for(cpu_with(BranchHardware::None), {ENOENT, ENOENT, 0}, nullptr));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
   EXPECT_EQ(s.engine_note,
-            "no branch-stack hardware (probe line); no hardware PMU (cycles: ENOENT): falling "
-            "back to IP sampling on cpu-clock");
+            "no branch-stack hardware; no hardware PMU (cycles: ENOENT): falling back to IP sampling on cpu-clock");
+  EXPECT_EQ(s.probe_note, "probe line");
 }
 
 TEST(BranchSelection, LbrWithoutHardwareFailsWithWhatWasProbed) {
@@ -441,8 +488,9 @@ TEST(RawEventParsing, HexConfigAndModifiers) {
 }
 
 TEST(RawEventParsing, RejectsWhatPerfSyntaxDoesNotMeanOrWeDoNotTake) {
+  // cycles:u is taken (EventSelection.PrivilegeModifiersOnCyclesAndCpuClock); cycles:pp is not.
   for (const char* bad : {"r", "r0x20c4", "rzz", "r20c4:", "r12345678901234567", "r20c4:pppp",
-                          "r20c4 -x", "cycles:u", "instructions"})
+                          "r20c4 -x", "cycles:pp", "instructions"})
     EXPECT_THROW(parse_event_request(bad), EventSelectionError) << bad;
   // Unsupported modifiers are named, with what is taken.
   for (const char* mod : {"h", "G", "H", "I", "S", "D", "W", "e"}) {

@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "collector/ring_buffer.h"
+#include "collector/live/ring_buffer.h"
 
 namespace profcollect::test {
 

@@ -9,7 +9,7 @@
 #include <deque>
 #include <string>
 
-#include "collector/interval_attribution.h"
+#include "collector/pipeline/interval_attribution.h"
 
 namespace profcollect {
 namespace {

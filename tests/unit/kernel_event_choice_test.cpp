@@ -2,7 +2,7 @@
 // kernel's AutoFDO recipe asks perf for (`perf record -e BR_INST_RETIRED.NEAR_TAKEN:k -a -N -b
 // -c 500009`; AMD: RETIRED_TAKEN_BRANCH_INSTRUCTIONS:k) and, without branch stacks, the
 // fallbacks (cycles:k, cpu-clock:k), always kernel-only.
-#include "collector/kernel_event_choice.h"
+#include "collector/kernel/kernel_event_choice.h"
 
 #include <gtest/gtest.h>
 

@@ -2,11 +2,11 @@
 // (tools/perf/util/machine.c: "[kernel.kallsyms]_text" with pgoff the runtime _text, a module
 // "[NAME]" over its memory), fed to the process table the recording path uses: a kernel-mode
 // address lands in the kernel image or in its module, named as perf script names them.
-#include "collector/kernel_layout_records.h"
+#include "collector/kernel/kernel_layout_records.h"
 
 #include <gtest/gtest.h>
 
-#include "collector/setting_error.h"
+#include "collector/host/setting_error.h"
 #include "mapper/image_kind.h"
 #include "mapper/process_table.h"
 

@@ -8,8 +8,8 @@
 
 #include <cstring>
 
-#include "collector/kallsyms.h"
-#include "collector/kernel_notes.h"
+#include "collector/kernel/kallsyms.h"
+#include "collector/kernel/kernel_notes.h"
 #include "output/kernel_function_summary.h"
 
 namespace profcollect {

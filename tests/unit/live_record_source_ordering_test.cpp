@@ -1,12 +1,12 @@
 // LiveRecordSource over ring buffers in memory: records of several CPUs come out in time order
 // after the round that follows them, synthesized records first, losses and throttling counted,
 // and a warm drain() allocates nothing.
-#include "collector/live_record_source.h"
+#include "collector/live/live_record_source.h"
 
 #include <gtest/gtest.h>
 
-#include "collector/event_selection.h"
-#include "collector/proc_maps.h"
+#include "collector/live/event_selection.h"
+#include "collector/host/proc_maps.h"
 #include "tests/support/allocation_counter.h"
 #include "tests/unit/fake_ring_buffer.h"
 #include "tests/unit/perf_record_builder.h"

@@ -1,7 +1,7 @@
 // doctor's rules on made-up facts: each check's status, and that every finding that is not ok
 // says how to fix it. The thresholds are the kernel's (perf_event_paranoid levels in
 // kernel/events/core.c, kallsyms_show_value in kernel/kallsyms.c) and binutils' 2.43 strip bug.
-#include "collector/machine_checks.h"
+#include "collector/doctor/machine_checks.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <set>
 
-#include "collector/machine_facts.h"
+#include "collector/doctor/machine_facts.h"
 #include "tests/support/in_memory_system_files.h"
 
 namespace profcollect {

@@ -1,11 +1,11 @@
 // Ring-buffer sizing against the kernel's locked-memory accounting (perf_mmap: data pages plus
 // the control page per buffer, perf_event_mlock_kb per online CPU, then RLIMIT_MEMLOCK).
-#include "collector/mmap_budget.h"
+#include "collector/host/mmap_budget.h"
 #include "collector/cli/cli_spelling.h"
 
 #include <gtest/gtest.h>
 
-#include "collector/online_cpus.h"
+#include "collector/host/online_cpus.h"
 
 namespace profcollect {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <vector>
 
-#include "collector/perf_abi.h"
-#include "collector/perf_data_features.h"
+#include "collector/records/perf_abi.h"
+#include "collector/input/perf_data_features.h"
 #include "tests/unit/perf_record_builder.h"
 
 namespace profcollect {

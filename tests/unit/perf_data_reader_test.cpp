@@ -1,7 +1,7 @@
 // open_perf_data on synthetic files: file mode with feature sections, pipe mode with perf's
 // metadata records, payloads outside record sizes, zstd-compressed records, directories, a
 // killed perf's zero data size, and damaged input (reported after everything before it).
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 
 #include <gtest/gtest.h>
 #include <zstd.h>

@@ -1,6 +1,6 @@
 // The messages of failed perf_event_open calls: each names what is missing and how to grant it,
 // following the kernel's permission rules for the target.
-#include "collector/perf_event_error.h"
+#include "collector/live/perf_event_error.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // PerfScriptReader: `perf script -F ip,brstack --show-mmap-events` lines (formats.md section 6)
 // into records.
-#include "collector/perf_script_reader.h"
+#include "collector/input/perf_script_reader.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // /proc/PID/maps lines into ProcMapsEntry, and the raw MMAP2/COMM records made from them, read
 // back through the same RecordDecoder as the kernel's records.
-#include "collector/proc_maps.h"
+#include "collector/host/proc_maps.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -10,14 +10,14 @@
 #include <deque>
 #include <filesystem>
 
-#include "collector/event_selection.h"
-#include "collector/perf_attr.h"
-#include "collector/perf_session_state.h"
-#include "collector/proc_tasks.h"
-#include "collector/process_synthesizer.h"
-#include "collector/raw_record_reader.h"
-#include "collector/record_decoder.h"
-#include "collector/synthetic_records.h"
+#include "collector/live/event_selection.h"
+#include "collector/records/perf_attr.h"
+#include "collector/records/perf_session_state.h"
+#include "collector/host/proc_tasks.h"
+#include "collector/live/process_synthesizer.h"
+#include "collector/records/raw_record_reader.h"
+#include "collector/records/record_decoder.h"
+#include "collector/live/synthetic_records.h"
 
 namespace profcollect {
 namespace {

@@ -51,11 +51,13 @@ BinaryProfileSnapshot ip_snapshot(uint64_t count) {
   return s;
 }
 
-// What the branch files would be made of: the cumulative counts, as text a test can check.
+// What the branch files would be made of: the cumulative counts, as a branch fdata line (one
+// edge counted once a stack) a test can check.
 RenderedProfiles render(const ImageCounts& c) {
   RenderedProfiles r;
   if (c.branches) {
-    r.files.emplace_back("bolt.fdata", "stacks " + std::to_string(c.branches->stacks) + "\n");
+    r.files.emplace_back("bolt.fdata", "1 main 0 1 main 10 0 " + std::to_string(c.branches->stacks) + "\n");
+    r.branch_fdata = true;
   }
   return r;
 }
@@ -81,7 +83,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
   }
   // The IP samples of both runs (5 + 3) are in bolt.nolbr.fdata; bolt.fdata is the branch one.
   EXPECT_NE(slurp(bdir / "bolt.nolbr.fdata").find("main 10 8"), std::string::npos) << slurp(bdir / "bolt.nolbr.fdata");
-  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 4\n");
+  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "1 main 0 1 main 10 0 4\n");
   auto meta = nlohmann::json::parse(slurp(bdir / "meta.json"));
   EXPECT_EQ(meta["bolt_fdata"], "branch");
   EXPECT_EQ(meta["samples"], 8u);
@@ -94,7 +96,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     s.render = render;
     store.write_binary(s);
   }
-  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 4\n");
+  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "1 main 0 1 main 10 0 4\n");
   EXPECT_NE(slurp(bdir / "bolt.nolbr.fdata").find("main 10 10"), std::string::npos);
   auto back = parse_branch_samples(slurp(bdir / "samples.branch"), nullptr);
   ASSERT_TRUE(back);
@@ -111,7 +113,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     s.render = render;
     store.write_binary(s);
   }
-  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 10\n");
+  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "1 main 0 1 main 10 0 10\n");
   back = parse_branch_samples(slurp(bdir / "samples.branch"), nullptr);
   ASSERT_TRUE(back);
   EXPECT_EQ(back->bolt.branches().at(TakenBranch{0x1010, 0x1020, false, false}).count, 10u);
@@ -138,7 +140,7 @@ TEST(ProfileStoreBranches, DamagedBranchSamplesAreSetAside) {
     aside |= e.path().filename().string().starts_with("samples.branch.unreadable-");
   }
   EXPECT_TRUE(aside);
-  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "stacks 2\n");
+  EXPECT_EQ(slurp(bdir / "bolt.fdata"), "1 main 0 1 main 10 0 2\n");
 }
 
 TEST(ProfileStoreBranches, BranchSamplesWithoutWriterAreRefused) {

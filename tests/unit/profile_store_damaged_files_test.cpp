@@ -52,7 +52,7 @@ BinaryProfileSnapshot snapshot(const std::string& path) {
   return s;
 }
 
-TEST(ProfileStoreDamagedFiles, MetaFieldsOfOtherTypesAreIgnored) {
+TEST(ProfileStoreDamagedFiles, MetaFieldsOfOtherTypesSetTheDirectoryAside) {
   TempDir dir;
   const BinaryProfileSnapshot s = snapshot("/bin/app");
   const fs::path sub = dir.path / s.identity.directory_name();
@@ -60,8 +60,12 @@ TEST(ProfileStoreDamagedFiles, MetaFieldsOfOtherTypesAreIgnored) {
   put(sub / "bolt.fdata", "no_lbr cpu-clock:\n1 main 10 3\n");
   ProfileStore store(dir.path.string());
   ASSERT_NO_THROW(store.write_binary(s));
+  const auto warnings = store.take_warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find((sub / "meta.json").string() + ": 'samples' is not a whole number"), std::string::npos)
+      << warnings[0];
   const auto meta = nlohmann::json::parse(slurp(sub / "meta.json"));
-  EXPECT_EQ(meta["samples"], 5u) << "the earlier fdata's 3 samples, and this run's 2";
+  EXPECT_EQ(meta["samples"], 2u) << "the samples of a meta.json that cannot say how many were added";
   EXPECT_EQ(meta["bolt_fdata"], "no_lbr");
 }
 
@@ -81,6 +85,7 @@ TEST(ProfileStoreDamagedFiles, SamplesIpWithASignedOrSpacedLineRestarts) {
   const BinaryProfileSnapshot s = snapshot("/bin/app");
   const fs::path sub = dir.path / s.identity.directory_name();
   put(sub / "samples.ip", "1000 1\n\n1010 3\n");
+  put(sub / "meta.json", R"({"path": "/bin/app", "build_id": "00112233445566778899aabbccddeeff00112233", "samples": 4})");
   ProfileStore store(dir.path.string());
   store.write_binary(s);
   EXPECT_EQ(slurp(sub / "samples.ip"), "1000 1\n1010 5\n");

@@ -1,4 +1,4 @@
-// The README's table of faults and bad inputs names, for each row, the tests that try it: every
+// docs/usage.md's table of faults and bad inputs names, for each row, the tests that try it: every
 // name there must be a test of this suite (a row whose test was renamed or removed would claim
 // what nothing checks any more).
 #include <gtest/gtest.h>
@@ -37,9 +37,9 @@ std::set<std::string> defined_tests() {
 }
 
 TEST(ReadmeFaultTable, EveryTestItNamesExists) {
-  const std::string readme = slurp(fs::path(PROFCOLLECT_SOURCE_DIR) / "README.md");
-  const size_t start = readme.find("### Faults and bad inputs");
-  ASSERT_NE(start, std::string::npos) << "README.md has no fault table";
+  const std::string readme = slurp(fs::path(PROFCOLLECT_SOURCE_DIR) / "docs" / "usage.md");
+  const size_t start = readme.find("## Faults and bad inputs");
+  ASSERT_NE(start, std::string::npos) << "docs/usage.md has no fault table";
   const size_t end = readme.find("\n#", start + 1);
   const std::string table = readme.substr(start, end == std::string::npos ? std::string::npos : end - start);
   const std::set<std::string> tests = defined_tests();
@@ -58,9 +58,9 @@ TEST(ReadmeFaultTable, EveryTestItNamesExists) {
       if (test == "*") {
         const bool any = std::any_of(tests.begin(), tests.end(),
                                      [&](const std::string& t) { return t.starts_with(suite + "."); });
-        EXPECT_TRUE(any) << "no test of suite " << suite << " (README: " << line << ")";
+        EXPECT_TRUE(any) << "no test of suite " << suite << " (docs/usage.md: " << line << ")";
       } else {
-        EXPECT_TRUE(tests.count(suite + "." + test)) << suite << "." << test << " is not a test (README: " << line << ")";
+        EXPECT_TRUE(tests.count(suite + "." + test)) << suite << "." << test << " is not a test (docs/usage.md: " << line << ")";
       }
     }
     if (in_row > 0 || last.find("same test") != std::string::npos) ++named;

@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "collector/perf_session_state.h"
-#include "collector/record_decoder.h"
+#include "collector/records/perf_session_state.h"
+#include "collector/records/record_decoder.h"
 #include "tests/unit/perf_record_builder.h"
 
 namespace profcollect {

@@ -3,13 +3,13 @@
 // hw_idx and counters, read formats, sample_id_all trailers, attr lookup by id, and records
 // whose counts would run past their end. Every record decoded here also has its time peeked
 // (RecordDecoder::peek_time), which must agree with the decoded one.
-#include "collector/record_decoder.h"
+#include "collector/records/record_decoder.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 
-#include "collector/byte_cursor.h"
+#include "collector/records/byte_cursor.h"
 #include "tests/unit/perf_record_builder.h"
 
 namespace profcollect {

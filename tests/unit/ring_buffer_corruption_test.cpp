@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "collector/ring_buffer.h"
+#include "collector/live/ring_buffer.h"
 #include "tests/unit/fake_ring_buffer.h"
 
 namespace profcollect {

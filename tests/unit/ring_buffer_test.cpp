@@ -1,6 +1,6 @@
 // RingBuffer: the reading side of the perf ring-buffer protocol, on a buffer in memory laid out
 // like the kernel's mapping (fake_ring_buffer.h).
-#include "collector/ring_buffer.h"
+#include "collector/live/ring_buffer.h"
 
 #include <gtest/gtest.h>
 

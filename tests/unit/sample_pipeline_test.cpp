@@ -16,9 +16,9 @@
 #include <fstream>
 #include <string>
 
-#include "collector/mapped_image_selector.h"
-#include "collector/record_source.h"
-#include "collector/sample_pipeline.h"
+#include "collector/pipeline/mapped_image_selector.h"
+#include "collector/records/record_source.h"
+#include "collector/pipeline/sample_pipeline.h"
 #include "mapper/target_image_selector.h"
 
 namespace profcollect {
@@ -181,7 +181,7 @@ TEST_F(SamplePipelineTest, AnUnreadableSelectedFileIsNotABuildIdMismatch) {
   EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::UnreadableBinary], 2u);
   EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::BuildIdMismatch], 1u);
   EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], 1u);
-  const auto warnings = pipeline.take_warnings();
+  const auto warnings = pipeline.take_warnings();  // two unreadable, one of another build-id
   EXPECT_EQ(warnings.size(), 3u);
   std::remove(not_elf.c_str());
 }

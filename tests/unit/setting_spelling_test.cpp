@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "collector/cli/cli_spelling.h"
-#include "collector/event_selection.h"
-#include "collector/setting_error.h"
+#include "collector/live/event_selection.h"
+#include "collector/host/setting_error.h"
 
 namespace profcollect {
 namespace {

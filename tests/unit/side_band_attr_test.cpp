@@ -1,10 +1,10 @@
-// The side-band split (collector/side_band_attr.h): which bits each of the two events carries,
+// The side-band split (collector/records/side_band_attr.h): which bits each of the two events carries,
 // checked against the perf_event_open ABI (include/uapi/linux/perf_event.h) and against what
 // perf 6.1's tracking dummy carries (`perf record -vv -a -e cpu-clock`: type 1, config 0x9,
 // sample_period 1, mmap, comm, task, mmap2, comm_exec, sample_id_all; the sampling event none of
 // the side-band bits). Then LiveRecordSource reading one buffer that both events write into:
 // every record is decoded with its own attr, found by the id the kernel puts in it.
-#include "collector/side_band_attr.h"
+#include "collector/records/side_band_attr.h"
 
 #include <gtest/gtest.h>
 #include <time.h>
@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <vector>
 
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/proc_maps.h"
-#include "collector/synthetic_records.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/host/proc_maps.h"
+#include "collector/live/synthetic_records.h"
 #include "tests/unit/fake_ring_buffer.h"
 #include "tests/unit/perf_record_builder.h"
 

@@ -1,4 +1,4 @@
-// Arm SPE data read from a perf.data (collector/spe_sample_synthesizer.h) when the AUX bytes are
+// Arm SPE data read from a perf.data (collector/aux/spe_sample_synthesizer.h) when the AUX bytes are
 // corrupt or cut short: the reader resynchronises, counts what it skipped or dropped, and turns
 // the records it could read into samples, never failing the recording for it.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "collector/perf_data_reader.h"
+#include "collector/input/perf_data_reader.h"
 #include "tests/fixtures/spe_writer/spe_packet_encoder.h"
 #include "tests/unit/perf_record_builder.h"
 

@@ -12,10 +12,10 @@
 #include <tuple>
 #include <vector>
 
-#include "collector/event_selection.h"
-#include "collector/live_record_source.h"
-#include "collector/side_band_attr.h"
-#include "collector/spe_pmu.h"
+#include "collector/live/event_selection.h"
+#include "collector/live/live_record_source.h"
+#include "collector/records/side_band_attr.h"
+#include "collector/live/spe_pmu.h"
 #include "tests/fixtures/spe_writer/spe_packet_encoder.h"
 #include "tests/unit/fake_ring_buffer.h"
 #include "tests/unit/perf_record_builder.h"

@@ -1,7 +1,7 @@
 // The Arm SPE packet decoder against streams built from the architecture's encodings
 // (tests/fixtures/spe_writer/spe_packet_encoder.h): every packet kind, both header forms, the
 // address formats (EL, NS and top-byte rules), record ends, resynchronisation and truncation.
-#include "collector/spe_packet_decoder.h"
+#include "collector/aux/spe_packet_decoder.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Arm SPE PMUs found in sysfs (fake files of an Arm server with SPE and of a machine without),
 // the SPE event's attr, and `-e spe` / `-e auto` selection on both.
-#include "collector/spe_pmu.h"
+#include "collector/live/spe_pmu.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <set>
 #include <cerrno>
 
-#include "collector/engine_choice.h"
-#include "collector/event_selection.h"
-#include "collector/perf_permissions.h"
+#include "collector/live/engine_choice.h"
+#include "collector/live/event_selection.h"
+#include "collector/host/perf_permissions.h"
 #include "tests/support/in_memory_system_files.h"
 
 namespace profcollect {

@@ -1,7 +1,7 @@
 // TimeOrderer: perf's round rule (at FINISHED_ROUND, let out what is not later than the
 // previous round's largest time), records without a time keeping their place, ties in input
 // order, bounded memory, and the half release when rounds never come.
-#include "collector/time_orderer.h"
+#include "collector/records/time_orderer.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "collector/byte_cursor.h"
-#include "collector/zstd_stream_decoder.h"
+#include "collector/records/byte_cursor.h"
+#include "collector/records/zstd_stream_decoder.h"
 
 namespace profcollect {
 namespace {

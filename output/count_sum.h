@@ -1,0 +1,19 @@
+// Sums of counts read from files, checked against 2^64: a file or a merge whose counts would
+// wrap is refused, never silently wrong.
+#pragma once
+
+#include <cstdint>
+
+namespace profcollect {
+
+// a + b into `sum`; false when it would pass 2^64 - 1 (then `sum` is not to be used).
+inline bool add_count(uint64_t& sum, uint64_t more) { return !__builtin_add_overflow(sum, more, &sum); }
+
+// A sum that says when it passed 2^64 instead of wrapping.
+struct CheckedSum {
+  uint64_t value = 0;
+  bool overflow = false;
+  void add(uint64_t more) { overflow |= !add_count(value, more); }
+};
+
+}  // namespace profcollect
