@@ -24,8 +24,8 @@ enum class HashMapDrainMode {
 // operations fails the first call with -EINVAL (unknown command) or -ENOTSUPP before anything
 // is read, and the caller retries with KeyWalk.
 template <typename Key, typename Value, typename Emit>
-int drain_hash_map(int fd, HashMapDrainMode mode, std::vector<Key>& keys, std::vector<Value>& values,
-                   Emit emit) {
+int drain_hash_map(int fd, HashMapDrainMode mode, std::vector<Key>& keys,
+                   std::vector<Value>& values, Emit emit) {
   if (keys.empty()) keys.resize(64);
   values.resize(keys.size());
   if (mode == HashMapDrainMode::Batch) {

@@ -58,16 +58,19 @@ struct {
   __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
   __uint(max_entries, 1);
   __type(key, __u32);
+  // libbpf's map-in-map declaration reads best as the struct it is.
+  // clang-format off
   __array(values, struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __uint(max_entries, 1);
     __uint(key_size, sizeof(struct profcollect_ip_key));
     __uint(value_size, sizeof(__u64));
   });
+  // clang-format on
 } ip_generation SEC(".maps");
 
 static __always_inline void bump(__u32 counter) {
-  __u64 *value = bpf_map_lookup_elem(&counters, &counter);
+  __u64* value = bpf_map_lookup_elem(&counters, &counter);
   // Per-CPU, and a perf_event program never nests on its CPU (bpf_prog_active): no atomic.
   if (value) *value += 1;
 }
@@ -75,8 +78,8 @@ static __always_inline void bump(__u32 counter) {
 // Adds `count` to the u64 value of `key`, inserting it when absent. Another CPU may insert the
 // same key between the lookup and the insert: then BPF_NOEXIST fails with EEXIST and the value
 // it inserted takes the add. False when the map has no room (or is busy): a loss.
-static __always_inline bool add_u64(void *map, const void *key, __u64 count) {
-  __u64 *value = bpf_map_lookup_elem(map, key);
+static __always_inline bool add_u64(void* map, const void* key, __u64 count) {
+  __u64* value = bpf_map_lookup_elem(map, key);
   if (value) {
     __sync_fetch_and_add(value, count);
     return true;
@@ -92,7 +95,7 @@ static __always_inline bool add_u64(void *map, const void *key, __u64 count) {
 
 // The interrupted process's tgid as the loader knows it; false for a process of another pid
 // namespace (the helper answers only for processes of the namespace named).
-static __always_inline bool current_tgid(__u32 *tgid) {
+static __always_inline bool current_tgid(__u32* tgid) {
   if (!pidns_ino) {
     *tgid = bpf_get_current_pid_tgid() >> 32;
     return true;
@@ -104,7 +107,7 @@ static __always_inline bool current_tgid(__u32 *tgid) {
 }
 
 SEC("perf_event")
-int count_sample(struct bpf_perf_event_data *ctx) {
+int count_sample(struct bpf_perf_event_data* ctx) {
   __u32 tgid = 0;
   if (!current_tgid(&tgid)) {
     bump(PROFCOLLECT_OTHER_PID_NAMESPACE);
@@ -117,7 +120,7 @@ int count_sample(struct bpf_perf_event_data *ctx) {
   __u32 zero = 0;
   // The loader installs every generation before it can attach the program, so the slot is
   // never empty; the check is the verifier's.
-  void *ips = bpf_map_lookup_elem(&ip_generation, &zero);
+  void* ips = bpf_map_lookup_elem(&ip_generation, &zero);
   struct profcollect_ip_key key = {.tgid = tgid, .ip = PT_REGS_IP(&ctx->regs)};
   if (!ips || !add_u64(ips, &key, 1)) bump(PROFCOLLECT_IPS_FULL);
   return 0;

@@ -28,8 +28,8 @@ std::string errno_text(int error) { return std::strerror(error); }
 // The message of a BPF call that failed with `error` while doing `what`.
 BpfError bpf_error(int error, const std::string& what) {
   if (error == EPERM) {
-    return BpfError(error, "loading a BPF program needs CAP_BPF and CAP_PERFMON (or root): " + what +
-                               " was not permitted");
+    return BpfError(error, "loading a BPF program needs CAP_BPF and CAP_PERFMON (or root): " +
+                               what + " was not permitted");
   }
   return BpfError(error, what + ": " + errno_text(error));
 }
@@ -74,9 +74,7 @@ uint64_t map_memory(int fd) {
 
 }  // namespace
 
-void DrainedCounts::clear() {
-  ips.clear();
-}
+void DrainedCounts::clear() { ips.clear(); }
 
 SampleCounter::SampleCounter(const SampleCounterSizes& sizes, bool all_processes)
     : skeleton_(nullptr, sample_counter_bpf__destroy), sizes_(sizes) {
@@ -154,7 +152,8 @@ void SampleCounter::attach(int perf_event_fd) {
 
 void SampleCounter::add_target(uint32_t tgid) {
   const uint8_t one = 1;
-  if (int err = bpf_map_update_elem(bpf_map__fd(skeleton_->maps.targets), &tgid, &one, BPF_ANY); err) {
+  if (int err = bpf_map_update_elem(bpf_map__fd(skeleton_->maps.targets), &tgid, &one, BPF_ANY);
+      err) {
     if (-err == E2BIG) {
       throw BpfError(E2BIG, "the BPF target set is full (" + std::to_string(sizes_.targets) +
                                 " processes); process " + std::to_string(tgid) + " is not counted");
@@ -179,16 +178,22 @@ void SampleCounter::flip() {
 void SampleCounter::drain_idle(DrainedCounts& out) {
   out.clear();
   const int idle = 1 - live_;
-  auto emit = [&](const profcollect_ip_key& k, uint64_t v) { out.ips.push_back({k.tgid, k.ip, v}); };
+  auto emit = [&](const profcollect_ip_key& k, uint64_t v) {
+    out.ips.push_back({k.tgid, k.ip, v});
+  };
   if (use_batch_) {
-    const int err = drain_hash_map(ips_.maps[idle], HashMapDrainMode::Batch, ip_keys_, ip_values_, emit);
+    const int err =
+        drain_hash_map(ips_.maps[idle], HashMapDrainMode::Batch, ip_keys_, ip_values_, emit);
     if (err == 0) return;
     // A kernel without batch operations (524: its ENOTSUPP); what the batches did not take is
     // read key by key.
-    if (err != -EINVAL && err != -ENOTSUP && err != -524) throw bpf_error(-err, "draining a BPF count map");
+    if (err != -EINVAL && err != -ENOTSUP && err != -524)
+      throw bpf_error(-err, "draining a BPF count map");
     use_batch_ = false;
   }
-  if (const int err = drain_hash_map(ips_.maps[idle], HashMapDrainMode::KeyWalk, ip_keys_, ip_values_, emit); err) {
+  if (const int err =
+          drain_hash_map(ips_.maps[idle], HashMapDrainMode::KeyWalk, ip_keys_, ip_values_, emit);
+      err) {
     throw bpf_error(-err, "draining a BPF count map");
   }
 }
@@ -216,7 +221,8 @@ SampleCounterLosses SampleCounter::losses() const {
 SampleCounter::RunStats SampleCounter::run_stats() const {
   bpf_prog_info info{};
   uint32_t length = sizeof(info);
-  if (int err = bpf_obj_get_info_by_fd(bpf_program__fd(skeleton_->progs.count_sample), &info, &length);
+  if (int err =
+          bpf_obj_get_info_by_fd(bpf_program__fd(skeleton_->progs.count_sample), &info, &length);
       err) {
     throw bpf_error(-err, "reading the BPF sample counter's statistics");
   }

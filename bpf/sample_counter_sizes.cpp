@@ -53,7 +53,8 @@ uint64_t sample_counter_memory(const SampleCounterSizes& sizes) {
   const int possible = libbpf_num_possible_cpus();
   const uint64_t cpus = possible > 0 ? possible : 1;
   uint64_t total = hash_map_memory(sizes.targets, sizeof(uint32_t), sizeof(uint8_t), cpus);
-  total += 2 * hash_map_memory(sizes.ip_entries, sizeof(profcollect_ip_key), sizeof(uint64_t), cpus);
+  total +=
+      2 * hash_map_memory(sizes.ip_entries, sizeof(profcollect_ip_key), sizeof(uint64_t), cpus);
   return total;
 }
 

@@ -34,12 +34,14 @@ const ElfSection* binary_section_of(const ElfBinary& binary, const ElfBinary& sy
 
 // llvm-profgen sweeps every executable section with contents but the PLT.
 bool is_swept(const ElfSection& section) {
-  return section.executable() && section.size > 0 && section.has_file_data() && section.name != ".plt";
+  return section.executable() && section.size > 0 && section.has_file_data() &&
+         section.name != ".plt";
 }
 
 // LLVM's ELFObjectFile::isSectionData, for the __llvm_fs_discriminator__ check.
 bool is_data(const ElfSection& section) {
-  return section.type == SHT_PROGBITS && section.allocated() && !section.executable() && section.size > 0;
+  return section.type == SHT_PROGBITS && section.allocated() && !section.executable() &&
+         section.size > 0;
 }
 
 }  // namespace
@@ -47,7 +49,8 @@ bool is_data(const ElfSection& section) {
 std::unique_ptr<AutofdoBinary> AutofdoBinary::open(std::shared_ptr<const ElfBinary> binary,
                                                    const AutofdoBinaryOptions& options) {
   const uint64_t base = binary->preferred_base();
-  auto symbolizer = std::make_unique<DwarfSymbolizer>(DwarfFile::open(binary, options.debug_dirs), base);
+  auto symbolizer =
+      std::make_unique<DwarfSymbolizer>(DwarfFile::open(binary, options.debug_dirs), base);
 
   // The symbols that start llvm-profgen's sweeps: the binary's, or its debug file's.
   const ElfBinary* symbol_file = binary.get();
@@ -93,7 +96,8 @@ std::unique_ptr<AutofdoBinary> AutofdoBinary::open(std::shared_ptr<const ElfBina
   std::unique_ptr<AutofdoBinary> result(
       new AutofdoBinary(binary, std::move(symbolizer), std::move(instructions)));
   result->preferred_base_ = base;
-  result->encoding_ = fs_discriminators ? DiscriminatorEncoding::FlowSensitive : DiscriminatorEncoding::Classic;
+  result->encoding_ =
+      fs_discriminators ? DiscriminatorEncoding::FlowSensitive : DiscriminatorEncoding::Classic;
   result->symbol_file_ = symbol_file->path();
   const DwarfFunctionIndex& functions = result->symbolizer_->functions();
   for (const auto& [address, name] : swept_symbols) {

@@ -61,9 +61,10 @@ class AutofdoBinary {
   void drop_caches();
 
  private:
-  AutofdoBinary(std::shared_ptr<const ElfBinary> binary, std::unique_ptr<DwarfSymbolizer> symbolizer,
-                InstructionMap instructions)
-      : binary_(std::move(binary)), symbolizer_(std::move(symbolizer)),
+  AutofdoBinary(std::shared_ptr<const ElfBinary> binary,
+                std::unique_ptr<DwarfSymbolizer> symbolizer, InstructionMap instructions)
+      : binary_(std::move(binary)),
+        symbolizer_(std::move(symbolizer)),
         instructions_(std::move(instructions)) {}
 
   std::shared_ptr<const ElfBinary> binary_;

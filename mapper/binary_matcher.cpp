@@ -22,8 +22,8 @@ std::string_view strip_deleted(std::string_view p) {
 }
 }  // namespace
 
-BinaryMatcher::BinaryMatcher(std::string target_path, BuildId target_build_id,
-                             bool ignore_build_id, BuildIdLookup recorded_build_id, ImageKind target_kind)
+BinaryMatcher::BinaryMatcher(std::string target_path, BuildId target_build_id, bool ignore_build_id,
+                             BuildIdLookup recorded_build_id, ImageKind target_kind)
     : target_path_(std::move(target_path)),
       target_build_id_(target_build_id),
       ignore_build_id_(ignore_build_id),
@@ -50,7 +50,8 @@ bool BinaryMatcher::name_matches(const Dso& dso) const {
 
 DsoMatch BinaryMatcher::match(const Dso& dso, bool* by_build_id) const {
   DsoMatch result;
-  const bool kernel_target = target_kind_ == ImageKind::Kernel || target_kind_ == ImageKind::KernelModule;
+  const bool kernel_target =
+      target_kind_ == ImageKind::Kernel || target_kind_ == ImageKind::KernelModule;
   if (dso.kernel && (!kernel_target || classify_image(dso) != target_kind_)) {
     result = DsoMatch::Kernel;
   } else if (!dso.kernel && is_anonymous_path(dso.path)) {
@@ -61,7 +62,8 @@ DsoMatch BinaryMatcher::match(const Dso& dso, bool* by_build_id) const {
     const BuildId* recorded = dso.build_id.empty() ? nullptr : &dso.build_id;
     // perf lists the kernel's build-id as "[kernel.kallsyms]", a module's by its path.
     if (!recorded && recorded_build_id_) {
-      recorded = recorded_build_id_(target_kind_ == ImageKind::Kernel ? dso_display_name(dso) : dso.path);
+      recorded =
+          recorded_build_id_(target_kind_ == ImageKind::Kernel ? dso_display_name(dso) : dso.path);
     }
     if (recorded && !target_build_id_.empty()) {
       if (by_build_id) *by_build_id = true;

@@ -40,7 +40,6 @@ class BinaryMatcher {
   const std::string& target_path() const { return target_path_; }
   const BuildId& target_build_id() const { return target_build_id_; }
 
-
  private:
   bool name_matches(const Dso& dso) const;
 

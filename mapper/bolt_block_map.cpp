@@ -56,8 +56,9 @@ Flow classify_arm64(const cs_insn& insn, uint64_t& target) {
       return Flow::Return;
     case ARM64_INS_B:
       direct_target();
-      return a != nullptr && (a->cc == ARM64_CC_INVALID || a->cc == ARM64_CC_AL) ? Flow::Jump
-                                                                                 : Flow::ConditionalJump;
+      return a != nullptr && (a->cc == ARM64_CC_INVALID || a->cc == ARM64_CC_AL)
+                 ? Flow::Jump
+                 : Flow::ConditionalJump;
     case ARM64_INS_CBZ:
     case ARM64_INS_CBNZ:
     case ARM64_INS_TBZ:
@@ -206,7 +207,8 @@ BoltBlockMap::BoltBlockMap(BoltBlockMap&&) noexcept = default;
 
 const BoltFunctionBlocks& BoltBlockMap::blocks(const FunctionSymbol& function) {
   auto it = impl_->cache.find(function.addr);
-  if (it == impl_->cache.end()) it = impl_->cache.emplace(function.addr, impl_->build(function)).first;
+  if (it == impl_->cache.end())
+    it = impl_->cache.emplace(function.addr, impl_->build(function)).first;
   return it->second;
 }
 

@@ -36,7 +36,7 @@ struct BoltBlock {
 
 struct BoltFunctionBlocks {
   bool simple = false;
-  std::vector<BoltBlock> blocks;        // by offset
+  std::vector<BoltBlock> blocks;         // by offset
   std::vector<uint64_t> return_offsets;  // sorted offsets of return instructions
 
   // Index of the block holding the offset (the last block starting at or before it), or -1.

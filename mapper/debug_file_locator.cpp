@@ -27,7 +27,8 @@ std::string binary_directory(const std::string& path) {
 }
 
 bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
+  struct stat sa {
+  }, sb{};
   return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
          sa.st_ino == sb.st_ino;
 }
@@ -68,7 +69,8 @@ std::vector<std::string> debug_file_candidates(const ElfBinary& binary,
                                                const std::vector<std::string>& debug_dirs) {
   std::vector<std::string> paths;
   if (!binary.build_id().empty()) {
-    for (const std::string& dir : debug_dirs) paths.push_back(build_id_path(dir, binary.build_id()));
+    for (const std::string& dir : debug_dirs)
+      paths.push_back(build_id_path(dir, binary.build_id()));
   }
   const std::string link = binary.debuglink();
   if (!link.empty()) {

@@ -40,8 +40,8 @@ std::string no_debug_info_message(const ElfBinary& binary,
 
 // libdwfl asks where each section a DWARF relocation refers to is: where ElfBinary put it. The
 // module's userdata is the ElfBinary of the file being relocated.
-int section_address(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char* name, GElf_Word index,
-                    const GElf_Shdr*, Dwarf_Addr* address) {
+int section_address(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, const char* name,
+                    GElf_Word index, const GElf_Shdr*, Dwarf_Addr* address) {
   const auto* file = static_cast<const ElfBinary*>(*userdata);
   if (file == nullptr || name == nullptr || index >= file->sections().size() ||
       file->sections()[index].name != name) {
@@ -53,7 +53,8 @@ int section_address(Dwfl_Module*, void** userdata, const char*, Dwarf_Addr, cons
 }
 
 // No search: the file given holds the DWARF (DwarfFile found it).
-int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word, char**) {
+int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*, GElf_Word,
+                 char**) {
   return -1;
 }
 
@@ -68,9 +69,12 @@ const Dwfl_Callbacks kRelocatingCallbacks = {
 
 const char* to_string(DwarfSource source) {
   switch (source) {
-    case DwarfSource::Binary: return "binary";
-    case DwarfSource::BuildIdFile: return "build-id debug file";
-    case DwarfSource::DebuglinkFile: return ".gnu_debuglink debug file";
+    case DwarfSource::Binary:
+      return "binary";
+    case DwarfSource::BuildIdFile:
+      return "build-id debug file";
+    case DwarfSource::DebuglinkFile:
+      return ".gnu_debuglink debug file";
   }
   return "?";
 }
@@ -94,7 +98,7 @@ std::unique_ptr<DwarfFile> DwarfFile::open(std::shared_ptr<const ElfBinary> bina
     }
     result->file_ = found->elf;
     result->source_ = found->found_by == DebugFileLink::BuildId ? DwarfSource::BuildIdFile
-                                                                 : DwarfSource::DebuglinkFile;
+                                                                : DwarfSource::DebuglinkFile;
   }
   if (result->file_->elf_type() == ET_REL) {
     result->open_relocated();

@@ -9,7 +9,8 @@ namespace {
 
 class Reader {
  public:
-  Reader(std::span<const uint8_t> data, uint64_t at, uint64_t end) : data_(data), at_(at), end_(end) {}
+  Reader(std::span<const uint8_t> data, uint64_t at, uint64_t end)
+      : data_(data), at_(at), end_(end) {}
 
   uint64_t offset() const { return at_; }
   bool done() const { return at_ >= end_; }
@@ -69,8 +70,18 @@ class Reader {
 
 // Standard opcodes (DWARF 5, 6.2.5.2) and extended ones (6.2.5.3).
 enum : uint8_t {
-  kCopy = 1, kAdvancePc, kAdvanceLine, kSetFile, kSetColumn, kNegateStmt, kSetBasicBlock,
-  kConstAddPc, kFixedAdvancePc, kSetPrologueEnd, kSetEpilogueBegin, kSetIsa,
+  kCopy = 1,
+  kAdvancePc,
+  kAdvanceLine,
+  kSetFile,
+  kSetColumn,
+  kNegateStmt,
+  kSetBasicBlock,
+  kConstAddPc,
+  kFixedAdvancePc,
+  kSetPrologueEnd,
+  kSetEpilogueBegin,
+  kSetIsa,
 };
 enum : uint8_t { kEndSequence = 1, kSetAddress = 2, kDefineFile = 3, kSetDiscriminator = 4 };
 
@@ -100,7 +111,8 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
   const uint64_t unit_end = header.offset() + length;
   Reader in(debug_line, header.offset(), unit_end);
   table.version_ = static_cast<uint16_t>(in.fixed(2));
-  if (table.version_ < 2 || table.version_ > 5) in.fail("unsupported version " + std::to_string(table.version_));
+  if (table.version_ < 2 || table.version_ > 5)
+    in.fail("unsupported version " + std::to_string(table.version_));
   unsigned address_size = 8;
   if (table.version_ >= 5) {
     address_size = in.u8();
@@ -122,7 +134,8 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
   // Directory and file tables are not needed: go straight to the program.
   in.seek(program_start);
 
-  const uint64_t tombstone = address_size >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * address_size)) - 1;
+  const uint64_t tombstone =
+      address_size >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * address_size)) - 1;
   uint64_t address = 0, op_index = 0;
   // Unsigned, so that line advances wrap instead of overflowing; rows keep the low 32 bits, as
   // LLVM's unsigned Row.Line does.
@@ -173,7 +186,8 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
           reset();
         } else if (sub == kSetAddress) {
           const auto bytes = static_cast<unsigned>(size - 1);
-          if (bytes == 0 || bytes > 8) in.fail("DW_LNE_set_address of " + std::to_string(bytes) + " bytes");
+          if (bytes == 0 || bytes > 8)
+            in.fail("DW_LNE_set_address of " + std::to_string(bytes) + " bytes");
           address = in.fixed(bytes);
           op_index = 0;
           const uint64_t all_ones = bytes >= 8 ? UINT64_MAX : (uint64_t{1} << (8 * bytes)) - 1;
@@ -184,21 +198,39 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
         in.seek(next);  // also skips DW_LNE_define_file and unknown extended opcodes
         break;
       }
-      case kCopy: emit(false); break;
-      case kAdvancePc: advance(in.uleb()); break;
-      case kAdvanceLine: line += static_cast<uint64_t>(in.sleb()); break;
-      case kSetFile: in.uleb(); break;
-      case kSetColumn: in.uleb(); break;
-      case kNegateStmt: break;
-      case kSetBasicBlock: break;
-      case kConstAddPc: advance((255 - opcode_base) / line_range); break;
+      case kCopy:
+        emit(false);
+        break;
+      case kAdvancePc:
+        advance(in.uleb());
+        break;
+      case kAdvanceLine:
+        line += static_cast<uint64_t>(in.sleb());
+        break;
+      case kSetFile:
+        in.uleb();
+        break;
+      case kSetColumn:
+        in.uleb();
+        break;
+      case kNegateStmt:
+        break;
+      case kSetBasicBlock:
+        break;
+      case kConstAddPc:
+        advance((255 - opcode_base) / line_range);
+        break;
       case kFixedAdvancePc:
         address += in.fixed(2);
         op_index = 0;
         break;
-      case kSetPrologueEnd: break;
-      case kSetEpilogueBegin: break;
-      case kSetIsa: in.uleb(); break;
+      case kSetPrologueEnd:
+        break;
+      case kSetEpilogueBegin:
+        break;
+      case kSetIsa:
+        in.uleb();
+        break;
       default:
         for (unsigned i = 0; i < opcode_lengths[opcode - 1]; ++i) in.uleb();
         break;

@@ -39,8 +39,8 @@ std::string_view string_attr(Dwarf_Die* die, unsigned name) {
 // LLVM's DWARFDie::getName(LinkageName): the linkage name, else the plain name. A present but
 // empty name counts as present (and then ends an inline chain, like a missing one).
 std::optional<std::string_view> subroutine_name(Dwarf_Die* die) {
-  for (unsigned name : {unsigned{DW_AT_linkage_name}, unsigned{DW_AT_MIPS_linkage_name},
-                        unsigned{DW_AT_name}}) {
+  for (unsigned name :
+       {unsigned{DW_AT_linkage_name}, unsigned{DW_AT_MIPS_linkage_name}, unsigned{DW_AT_name}}) {
     Dwarf_Attribute attr;
     if (dwarf_attr_integrate(die, name, &attr) == nullptr) continue;
     if (const char* value = dwarf_formstring(&attr)) return std::string_view(value);
@@ -85,8 +85,8 @@ bool is_subroutine(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_i
 template <typename Context, typename Visit>
 void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
   struct Level {
-    Dwarf_Die die;      // the DIE being visited at this depth
-    Context context;    // the context its siblings are visited in
+    Dwarf_Die die;    // the DIE being visited at this depth
+    Context context;  // the context its siblings are visited in
   };
   std::vector<Level> stack;
   Dwarf_Die child;
@@ -156,7 +156,8 @@ const DwarfLineTable& DwarfSymbolizer::Unit::line_table(std::span<const uint8_t>
   lines.emplace();
   Dwarf_Attribute attr;
   Dwarf_Word offset = 0;
-  if (dwarf_attr(&line_die, DW_AT_stmt_list, &attr) == nullptr || dwarf_formudata(&attr, &offset) != 0) {
+  if (dwarf_attr(&line_die, DW_AT_stmt_list, &attr) == nullptr ||
+      dwarf_formudata(&attr, &offset) != 0) {
     return *lines;  // a unit without line table: every line is 0
   }
   try {
@@ -246,7 +247,8 @@ void DwarfSymbolizer::scan_units() {
         std::string name(string_attr(&cudie, DW_AT_dwo_name));
         if (name.empty()) name = std::string(string_attr(&cudie, DW_AT_GNU_dwo_name));
         const std::string_view dir = string_attr(&cudie, DW_AT_comp_dir);
-        if (!dir.empty() && !name.empty() && name.front() != '/') name = std::string(dir) + "/" + name;
+        if (!dir.empty() && !name.empty() && name.front() != '/')
+          name = std::string(dir) + "/" + name;
         missing_dwo.push_back(name.empty() ? std::string("(unnamed .dwo)") : name);
         continue;
       }
@@ -274,12 +276,13 @@ void DwarfSymbolizer::scan_units() {
     units_.push_back(std::move(unit));
   }
   if (status < 0) {
-    throw DebugInfoError(DebugInfoError::Kind::Unreadable,
-                         file_->file().path() + ": cannot read its DWARF units: " + dwarf_errmsg(-1));
+    throw DebugInfoError(
+        DebugInfoError::Kind::Unreadable,
+        file_->file().path() + ": cannot read its DWARF units: " + dwarf_errmsg(-1));
   }
   if (!missing_dwo.empty()) {
-    std::string message = file_->binary().path() + ": split DWARF: " +
-                          std::to_string(missing_dwo.size()) + " of " +
+    std::string message = file_->binary().path() +
+                          ": split DWARF: " + std::to_string(missing_dwo.size()) + " of " +
                           std::to_string(missing_dwo.size() + units_.size()) +
                           " compile units keep their debug info in .dwo files that are not found (";
     for (size_t i = 0; i < missing_dwo.size() && i < 3; ++i) {
@@ -315,8 +318,8 @@ void DwarfSymbolizer::drop_caches() {
 }
 
 size_t DwarfSymbolizer::decoded_units() const {
-  return static_cast<size_t>(
-      std::count_if(units_.begin(), units_.end(), [](const std::unique_ptr<Unit>& u) { return u->decoded(); }));
+  return static_cast<size_t>(std::count_if(
+      units_.begin(), units_.end(), [](const std::unique_ptr<Unit>& u) { return u->decoded(); }));
 }
 
 void DwarfSymbolizer::make_room_for(const Unit* unit) const {
@@ -362,7 +365,8 @@ InlineStack DwarfSymbolizer::compute(uint64_t address) const {
     frame.name = *s.name;
     frame.decl_line = s.decl_line;
     if (k == 0) {
-      if (std::optional<LineRow> row = unit->line_table(debug_line_, line_table_error_).find(address)) {
+      if (std::optional<LineRow> row =
+              unit->line_table(debug_line_, line_table_error_).find(address)) {
         frame.line = row->line;
         frame.discriminator = row->discriminator;
       }

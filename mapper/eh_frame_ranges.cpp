@@ -73,16 +73,35 @@ class Reader {
     const uint64_t field_addr = section_addr + pos_;
     uint64_t v = 0;
     switch (encoding & 0x0f) {
-      case 0x00: v = fixed(is_64bit ? 8 : 4); break;
-      case 0x01: v = uleb(); break;
-      case 0x02: v = fixed(2); break;
-      case 0x03: v = fixed(4); break;
-      case 0x04: v = fixed(8); break;
-      case 0x09: v = static_cast<uint64_t>(sleb()); break;
-      case 0x0a: v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(fixed(2)))); break;
-      case 0x0b: v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(fixed(4)))); break;
-      case 0x0c: v = fixed(8); break;
-      default: return fail();
+      case 0x00:
+        v = fixed(is_64bit ? 8 : 4);
+        break;
+      case 0x01:
+        v = uleb();
+        break;
+      case 0x02:
+        v = fixed(2);
+        break;
+      case 0x03:
+        v = fixed(4);
+        break;
+      case 0x04:
+        v = fixed(8);
+        break;
+      case 0x09:
+        v = static_cast<uint64_t>(sleb());
+        break;
+      case 0x0a:
+        v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(fixed(2))));
+        break;
+      case 0x0b:
+        v = static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(fixed(4))));
+        break;
+      case 0x0c:
+        v = fixed(8);
+        break;
+      default:
+        return fail();
     }
     if (apply_relative && (encoding & 0x70) == kPcrel) v += field_addr;
     if (!is_64bit) v &= 0xffffffffu;
@@ -102,8 +121,7 @@ class Reader {
 
 // The FDE pointer encoding ('R' augmentation) of the CIE at `offset`; absptr when absent.
 std::optional<uint8_t> cie_fde_encoding(std::span<const uint8_t> bytes, size_t offset,
-                                        uint64_t section_addr, bool is_64bit,
-                                        bool little_endian) {
+                                        uint64_t section_addr, bool is_64bit, bool little_endian) {
   Reader r(bytes, little_endian);
   r.seek(offset);
   size_t id_size = 4;
@@ -129,8 +147,12 @@ std::optional<uint8_t> cie_fde_encoding(std::span<const uint8_t> bytes, size_t o
     r.uleb();  // augmentation data length
     for (size_t i = 1; i < augmentation.size() && r.ok(); ++i) {
       switch (augmentation[i]) {
-        case 'L': r.fixed(1); break;
-        case 'R': encoding = static_cast<uint8_t>(r.fixed(1)); break;
+        case 'L':
+          r.fixed(1);
+          break;
+        case 'R':
+          encoding = static_cast<uint8_t>(r.fixed(1));
+          break;
         case 'P': {
           const uint8_t personality = static_cast<uint8_t>(r.fixed(1));
           r.pointer(personality & 0x7f, section_addr, is_64bit, false);
@@ -138,8 +160,10 @@ std::optional<uint8_t> cie_fde_encoding(std::span<const uint8_t> bytes, size_t o
         }
         case 'S':
         case 'B':
-        case 'G': break;
-        default: return encoding;  // unknown letters: the rest of the data is unreadable
+        case 'G':
+          break;
+        default:
+          return encoding;  // unknown letters: the rest of the data is unreadable
       }
     }
   }
@@ -171,10 +195,10 @@ std::vector<CodeRange> parse_eh_frame(std::span<const uint8_t> bytes, uint64_t s
       const size_t cie = body - id;
       auto found = cie_encodings.find(cie);
       if (found == cie_encodings.end()) {
-        found = cie_encodings
-                    .emplace(cie, cie_fde_encoding(bytes, cie, section_addr, is_64bit,
-                                                   little_endian))
-                    .first;
+        found =
+            cie_encodings
+                .emplace(cie, cie_fde_encoding(bytes, cie, section_addr, is_64bit, little_endian))
+                .first;
       }
       if (found->second && *found->second != kOmit) {
         const uint8_t encoding = *found->second;

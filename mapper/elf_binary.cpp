@@ -202,9 +202,9 @@ void ElfBinary::read_build_id() {
         continue;
       }
       if (!fits(phdr.p_offset, phdr.p_filesz, file_size_)) continue;
-      Elf_Data* data = elf_getdata_rawchunk(elf_, static_cast<int64_t>(phdr.p_offset),
-                                            phdr.p_filesz,
-                                            phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+      Elf_Data* data =
+          elf_getdata_rawchunk(elf_, static_cast<int64_t>(phdr.p_offset), phdr.p_filesz,
+                               phdr.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
       if (scan(data)) return;
     }
   }
@@ -226,11 +226,10 @@ void ElfBinary::read_debuglink() {
   size_t crc_offset = (static_cast<size_t>(end - bytes.begin()) + 1 + 3) & ~size_t{3};
   if (crc_offset + 4 > bytes.size()) return;
   const uint8_t* p = bytes.data() + crc_offset;
-  debuglink_crc_ = little_endian_
-                       ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 |
-                             uint32_t{p[3]} << 24
-                       : uint32_t{p[3]} | uint32_t{p[2]} << 8 | uint32_t{p[1]} << 16 |
-                             uint32_t{p[0]} << 24;
+  debuglink_crc_ =
+      little_endian_
+          ? uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24
+          : uint32_t{p[3]} | uint32_t{p[2]} << 8 | uint32_t{p[1]} << 16 | uint32_t{p[0]} << 24;
 }
 
 uint64_t ElfBinary::preferred_base() const {
@@ -272,20 +271,32 @@ std::span<const uint8_t> ElfBinary::section_bytes(const ElfSection& section) con
 
 std::string_view ElfBinary::machine_name() const {
   switch (machine_) {
-    case EM_X86_64: return "x86_64";
-    case EM_386: return "i386";
-    case EM_AARCH64: return "aarch64";
-    case EM_ARM: return "arm";
-    case EM_PPC64: return "ppc64";
-    case EM_PPC: return "ppc";
-    case EM_RISCV: return "riscv";
-    case EM_S390: return "s390";
-    case EM_MIPS: return "mips";
-    case EM_SPARCV9: return "sparc64";
+    case EM_X86_64:
+      return "x86_64";
+    case EM_386:
+      return "i386";
+    case EM_AARCH64:
+      return "aarch64";
+    case EM_ARM:
+      return "arm";
+    case EM_PPC64:
+      return "ppc64";
+    case EM_PPC:
+      return "ppc";
+    case EM_RISCV:
+      return "riscv";
+    case EM_S390:
+      return "s390";
+    case EM_MIPS:
+      return "mips";
+    case EM_SPARCV9:
+      return "sparc64";
 #ifdef EM_LOONGARCH
-    case EM_LOONGARCH: return "loongarch";
+    case EM_LOONGARCH:
+      return "loongarch";
 #endif
-    default: return {};
+    default:
+      return {};
   }
 }
 

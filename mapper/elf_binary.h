@@ -66,14 +66,14 @@ class ElfBinary {
 
   const std::string& path() const { return path_; }
   const BuildId& build_id() const { return build_id_; }  // empty if the file has no note
-  uint16_t machine() const { return machine_; }           // EM_X86_64, EM_AARCH64, ...
+  uint16_t machine() const { return machine_; }          // EM_X86_64, EM_AARCH64, ...
   // The machine as `uname -m` (and perf.data's arch header) names it: "x86_64", "aarch64";
   // empty for a machine this table does not know.
   std::string_view machine_name() const;
   // Whether code for this machine runs on a machine `uname -m` calls `arch` (i686 and i386
   // are one, arm covers armv7l, ...). True when either is unknown: nothing can be said then.
   bool runs_on(std::string_view arch) const;
-  uint16_t elf_type() const { return elf_type_; }         // ET_EXEC, ET_DYN
+  uint16_t elf_type() const { return elf_type_; }  // ET_EXEC, ET_DYN
   bool is_64bit() const { return is_64bit_; }
   bool little_endian() const { return little_endian_; }
   uint64_t file_size() const { return file_size_; }
@@ -81,7 +81,7 @@ class ElfBinary {
   // Index 0 included. An ET_REL file's allocated sections have the addresses
   // mapper/relocatable_layout.h gives them, not sh_addr (0): the image addresses of a module.
   const std::vector<ElfSection>& sections() const { return sections_; }
-  std::string debuglink() const { return debuglink_; }  // .gnu_debuglink file name, or empty
+  std::string debuglink() const { return debuglink_; }       // .gnu_debuglink file name, or empty
   uint32_t debuglink_crc() const { return debuglink_crc_; }  // its CRC-32, when debuglink set
   // Lowest p_vaddr of an executable PT_LOAD rounded down to 4 KiB (llvm-profgen's preferred
   // base), or of any PT_LOAD when none is executable.
@@ -101,7 +101,9 @@ class ElfBinary {
   void release_file_pages() const;
 
   // libelf handle, for the symbol and debug-info readers in this module. Never null.
-  struct ::Elf* elf() const { return elf_; }
+  struct ::Elf* elf() const {
+    return elf_;
+  }
 
  private:
   ElfBinary() = default;

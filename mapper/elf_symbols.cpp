@@ -64,8 +64,8 @@ std::vector<ElfSymbol> read_symbols(const ElfBinary& binary, SymbolTableKind kin
   const bool relocatable = binary.elf_type() == ET_REL;
   const std::vector<ElfSection>& sections = binary.sections();
   for_each_symbol(binary, *table, [&](size_t, ElfSymbol&& sym) {
-    if (relocatable && sym.shndx != SHN_UNDEF && sym.shndx < SHN_LORESERVE && sym.shndx < sections.size() &&
-        sections[sym.shndx].allocated()) {
+    if (relocatable && sym.shndx != SHN_UNDEF && sym.shndx < SHN_LORESERVE &&
+        sym.shndx < sections.size() && sections[sym.shndx].allocated()) {
       sym.value += sections[sym.shndx].addr;
     }
     symbols.push_back(std::move(sym));

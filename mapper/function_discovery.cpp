@@ -204,11 +204,11 @@ class Discovery {
 
       // Is it a function?
       const ElfSection* own = s.shndx == SHN_ABS ? nullptr : sections_.by_index(s.shndx);
-      if (own == nullptr) continue;                       // absolute
-      if (addr == own->addr + own->size) continue;        // points at its section's end
-      if (!own->executable()) continue;                   // data
+      if (own == nullptr) continue;                 // absolute
+      if (addr == own->addr + own->size) continue;  // points at its section's end
+      if (!own->executable()) continue;             // data
       if (previous != nullptr && s.type != STT_FUNC) {
-        if (previous->contains(addr)) continue;           // a label inside the function
+        if (previous->contains(addr)) continue;  // a label inside the function
         if (previous->size == 0 && valid_in_scope(*previous, ref)) continue;
       }
       if (previous != nullptr && previous->contains(addr) && previous->addr != addr) {
@@ -320,7 +320,7 @@ class Discovery {
       }
       // A section header whose end would pass the top of the address space ends there.
       uint64_t end = f.origin->size > UINT64_MAX - f.origin->addr ? UINT64_MAX
-                                                                    : f.origin->addr + f.origin->size;
+                                                                  : f.origin->addr + f.origin->size;
       if (sym != refs_.end()) end = std::min(end, sym->first);
       if (next != nullptr) end = std::min(end, next->addr);
       const uint64_t max_size = end - f.addr;

@@ -5,8 +5,7 @@ namespace profcollect {
 bool is_anonymous_path(std::string_view p) {
   return p.starts_with("//anon") || p.starts_with("[anon") || p.starts_with("/memfd:") ||
          p == "[heap]" || p.starts_with("[stack") || p.starts_with("/dev/zero") ||
-         p.starts_with("/SYSV") || p.starts_with("/tmp/perf-") || p.starts_with("//") ||
-         p.empty();
+         p.starts_with("/SYSV") || p.starts_with("/tmp/perf-") || p.starts_with("//") || p.empty();
 }
 
 bool is_perf_map_memory(std::string_view p) {
@@ -20,7 +19,8 @@ ImageKind classify_image(const Dso& dso) {
   if (dso.kernel) {
     // The kernel's MMAP records name the image "[kernel.kallsyms]_text" (or "_stext"); every
     // other kernel mapping is a module, named by its path or "[name]".
-    return dso.path.starts_with("[kernel.kallsyms]") || dso.path.starts_with("[guest.kernel.kallsyms")
+    return dso.path.starts_with("[kernel.kallsyms]") ||
+                   dso.path.starts_with("[guest.kernel.kallsyms")
                ? ImageKind::Kernel
                : ImageKind::KernelModule;
   }

@@ -30,7 +30,8 @@ int32_t ImageResolver::slot_of(const ImageChoice& choice, uint32_t pid, const Ma
     // without build-id): they share its slot.
     const std::string key = choice.image->identity().directory_name();
     for (size_t i = 0; i < slots_.size(); ++i) {
-      if (slots_[i].image && !slots_[i].provisional && slots_[i].image->identity().directory_name() == key) {
+      if (slots_[i].image && !slots_[i].provisional &&
+          slots_[i].image->identity().directory_name() == key) {
         return static_cast<int32_t>(i);
       }
     }
@@ -57,7 +58,8 @@ int32_t ImageResolver::slot_of(const ImageChoice& choice, uint32_t pid, const Ma
   return static_cast<int32_t>(free_slot);
 }
 
-int32_t ImageResolver::apply(const ImageChoice& choice, uint32_t pid, const Mapping& m, const Dso& dso) {
+int32_t ImageResolver::apply(const ImageChoice& choice, uint32_t pid, const Mapping& m,
+                             const Dso& dso) {
   switch (choice.verdict) {
     case ImageChoice::Verdict::NotSelected:
       return kNotSelected;
@@ -92,15 +94,17 @@ ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t p
   ResolvedAddress out;
   const Mapping* m = processes.find(pid, addr, mode);
   if (!m) {
-    out.outcome = (mode == CpuMode::Kernel || mode == CpuMode::GuestKernel) ? SampleOutcome::Kernel
-                                                                          : SampleOutcome::NoMapping;
+    out.outcome = (mode == CpuMode::Kernel || mode == CpuMode::GuestKernel)
+                      ? SampleOutcome::Kernel
+                      : SampleOutcome::NoMapping;
     return out;
   }
   out.dso = m->dso;
   const Dso& dso = processes.dso(m->dso);
   const int32_t r = route(pid, *m, dso);
   if (r >= 0) {
-    const std::optional<ImageAddress> in_image = slots_[r].image->translator().translate(*m, dso, addr);
+    const std::optional<ImageAddress> in_image =
+        slots_[r].image->translator().translate(*m, dso, addr);
     if (!in_image) {
       out.outcome = SampleOutcome::NotExecutable;
       return out;

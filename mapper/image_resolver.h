@@ -45,9 +45,9 @@ class ImageSelector {
 
 struct ResolvedAddress {
   SampleOutcome outcome = SampleOutcome::NoMapping;
-  int32_t image = -1;  // image slot, when outcome is Mapped
-  uint64_t vaddr = 0;  // address in the image, when outcome is Mapped
-  uint32_t section = 0;  // for a kernel module: the ELF section vaddr lies in (ImageAddress)
+  int32_t image = -1;     // image slot, when outcome is Mapped
+  uint64_t vaddr = 0;     // address in the image, when outcome is Mapped
+  uint32_t section = 0;   // for a kernel module: the ELF section vaddr lies in (ImageAddress)
   uint32_t dso = kNoDso;  // the mapped file at the address, if any
   static constexpr uint32_t kNoDso = UINT32_MAX;
 };

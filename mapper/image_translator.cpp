@@ -12,11 +12,12 @@ namespace profcollect {
 namespace {
 
 // The symbol of that name defined in a section, or (absolute) by a linker script.
-std::optional<ElfSymbol> defined_symbol(const std::vector<ElfSymbol>& symbols, std::string_view name,
-                                        bool absolute_too) {
+std::optional<ElfSymbol> defined_symbol(const std::vector<ElfSymbol>& symbols,
+                                        std::string_view name, bool absolute_too) {
   for (const ElfSymbol& s : symbols) {
     if (s.name != name) continue;
-    if ((s.shndx != SHN_UNDEF && s.shndx < SHN_LORESERVE) || (absolute_too && s.shndx == SHN_ABS)) return s;
+    if ((s.shndx != SHN_UNDEF && s.shndx < SHN_LORESERVE) || (absolute_too && s.shndx == SHN_ABS))
+      return s;
   }
   return std::nullopt;
 }
@@ -32,26 +33,32 @@ bool linked_in_upper_half(const ElfBinary& elf) {
 
 }  // namespace
 
-std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko, std::string_view symbol,
+std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko,
+                                                              std::string_view symbol,
                                                               uint64_t runtime_address) {
-  const std::optional<ElfSymbol> s = defined_symbol(read_symbols(ko, SymbolTableKind::Static), symbol, false);
+  const std::optional<ElfSymbol> s =
+      defined_symbol(read_symbols(ko, SymbolTableKind::Static), symbol, false);
   if (!s || s->shndx >= ko.sections().size()) return std::nullopt;
   const ElfSection& section = ko.sections()[s->shndx];
   return ModuleLayout::Section{section.name, runtime_address - (s->value - section.addr)};
 }
 
-std::vector<ModuleLayout::Section> module_sections_of_symbols(const ElfBinary& ko,
-                                                              const std::vector<RuntimeSymbol>& runtime) {
+std::vector<ModuleLayout::Section> module_sections_of_symbols(
+    const ElfBinary& ko, const std::vector<RuntimeSymbol>& runtime) {
   std::map<std::string_view, size_t> at_run_time;  // name -> how many times
   for (const RuntimeSymbol& r : runtime) ++at_run_time[r.name];
-  std::map<std::string_view, const ElfSymbol*> defined;  // unique names only (nullptr: more than once)
+  std::map<std::string_view, const ElfSymbol*>
+      defined;  // unique names only (nullptr: more than once)
   const std::vector<ElfSymbol> symbols = read_symbols(ko, SymbolTableKind::Static);
   for (const ElfSymbol& s : symbols) {
-    if (s.shndx == SHN_UNDEF || s.shndx >= SHN_LORESERVE || s.shndx >= ko.sections().size() || s.name.empty()) continue;
+    if (s.shndx == SHN_UNDEF || s.shndx >= SHN_LORESERVE || s.shndx >= ko.sections().size() ||
+        s.name.empty())
+      continue;
     auto [it, inserted] = defined.emplace(s.name, &s);
     if (!inserted) it->second = nullptr;
   }
-  std::map<uint32_t, std::optional<uint64_t>> placed;  // section index -> address; nullopt: disagreement
+  std::map<uint32_t, std::optional<uint64_t>>
+      placed;  // section index -> address; nullopt: disagreement
   for (const RuntimeSymbol& r : runtime) {
     if (at_run_time[r.name] != 1) continue;
     const auto it = defined.find(r.name);
@@ -112,7 +119,8 @@ ImageTranslator ImageTranslator::kernel_module(const ElfBinary& ko, const Module
         }
       }
     }
-    if (offset) t.sections_.push_back(PlacedSection{*offset, section.size, section.addr, section.index});
+    if (offset)
+      t.sections_.push_back(PlacedSection{*offset, section.size, section.addr, section.index});
   }
   std::sort(t.sections_.begin(), t.sections_.end(),
             [](const PlacedSection& a, const PlacedSection& b) { return a.offset < b.offset; });
@@ -134,11 +142,13 @@ bool ImageTranslator::empty() const {
   return true;
 }
 
-std::optional<ImageAddress> ImageTranslator::translate(const Mapping& m, const Dso& dso, uint64_t addr) const {
+std::optional<ImageAddress> ImageTranslator::translate(const Mapping& m, const Dso& dso,
+                                                       uint64_t addr) const {
   switch (kind_) {
     case ImageKind::UserFile: {
       if (!m.executable) return std::nullopt;
-      const std::optional<uint64_t> vaddr = segments_.file_offset_to_vaddr(addr - m.start + m.pgoff);
+      const std::optional<uint64_t> vaddr =
+          segments_.file_offset_to_vaddr(addr - m.start + m.pgoff);
       if (!vaddr) return std::nullopt;
       return ImageAddress{*vaddr, 0};
     }

@@ -55,7 +55,8 @@ struct ModuleLayout {
 // The runtime address of a module's section found as simpleperf finds it: the section holding
 // `symbol` in the .ko, placed so that the symbol lands on `runtime_address` (its address in
 // /proc/kallsyms). Nullopt when the .ko has no such defined symbol.
-std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko, std::string_view symbol,
+std::optional<ModuleLayout::Section> module_section_of_symbol(const ElfBinary& ko,
+                                                              std::string_view symbol,
                                                               uint64_t runtime_address);
 
 struct RuntimeSymbol {
@@ -67,8 +68,8 @@ struct RuntimeSymbol {
 // a symbol places the section defining it when its name is defined once in the .ko and appears
 // once at run time (two static functions of one name could be swapped), and a section is placed
 // only when all such symbols agree on its address (else it is left out, not guessed).
-std::vector<ModuleLayout::Section> module_sections_of_symbols(const ElfBinary& ko,
-                                                              const std::vector<RuntimeSymbol>& runtime);
+std::vector<ModuleLayout::Section> module_sections_of_symbols(
+    const ElfBinary& ko, const std::vector<RuntimeSymbol>& runtime);
 
 class ImageTranslator {
  public:
@@ -85,7 +86,8 @@ class ImageTranslator {
 
   // The address in the image of `addr`, which lies in `mapping` of the mapped file `dso`;
   // nullopt when no executable part of the image holds it.
-  std::optional<ImageAddress> translate(const Mapping& mapping, const Dso& dso, uint64_t addr) const;
+  std::optional<ImageAddress> translate(const Mapping& mapping, const Dso& dso,
+                                        uint64_t addr) const;
 
   ImageKind kind() const { return kind_; }
   // Nothing executable to translate into (no PF_X segment, no placed executable section, no
@@ -98,7 +100,7 @@ class ImageTranslator {
   struct PlacedSection {
     uint64_t offset = 0;  // from the start of the module's mapping
     uint64_t size = 0;
-    uint64_t addr = 0;    // the section's image address (mapper/relocatable_layout.h)
+    uint64_t addr = 0;  // the section's image address (mapper/relocatable_layout.h)
     uint32_t index = 0;
   };
 

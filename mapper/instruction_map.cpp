@@ -41,8 +41,8 @@ InstructionKind classify_arm64(const cs_insn& insn) {
     case ARM64_INS_ERET:
       return InstructionKind::Return;
     case ARM64_INS_B:
-      if (insn.detail != nullptr && (insn.detail->arm64.cc == ARM64_CC_INVALID ||
-                                     insn.detail->arm64.cc == ARM64_CC_AL)) {
+      if (insn.detail != nullptr &&
+          (insn.detail->arm64.cc == ARM64_CC_INVALID || insn.detail->arm64.cc == ARM64_CC_AL)) {
         return InstructionKind::UnconditionalJump;
       }
       return InstructionKind::Other;
@@ -109,8 +109,9 @@ struct InstructionMap::Impl {
       if (mod == 1) length += 1;
       if (mod == 2 || (mod == 0 && rm == 5)) length += 4;
     }
-    const bool immediate = map == 3 || (map == 1 && ((opcode >= 0x70 && opcode <= 0x73) || opcode == 0xc2 ||
-                                                     (opcode >= 0xc4 && opcode <= 0xc6)));
+    const bool immediate =
+        map == 3 || (map == 1 && ((opcode >= 0x70 && opcode <= 0x73) || opcode == 0xc2 ||
+                                  (opcode >= 0xc4 && opcode <= 0xc6)));
     if (immediate) length += 1;
     return length <= size && length <= 15 ? static_cast<uint8_t>(length) : 0;
   }
@@ -150,7 +151,8 @@ struct InstructionMap::Impl {
         }
       }
       if (cs_disasm_iter(handle, &code, &size, &at, insn)) {
-        InstructionKind kind = machine == EM_AARCH64 ? classify_arm64(*insn) : classify_x86(handle, *insn);
+        InstructionKind kind =
+            machine == EM_AARCH64 ? classify_arm64(*insn) : classify_x86(handle, *insn);
         span.instructions.push_back(Instruction{address, static_cast<uint8_t>(insn->size), kind});
         address += insn->size;
       } else if (const uint8_t evex = machine == EM_X86_64 ? x86_evex_length(code, size) : 0) {
@@ -175,11 +177,21 @@ InstructionMap::InstructionMap(uint16_t machine, std::vector<CodeSection> sectio
   cs_arch arch;
   cs_mode mode;
   switch (machine) {
-    case EM_X86_64: arch = CS_ARCH_X86; mode = CS_MODE_64; break;
-    case EM_386: arch = CS_ARCH_X86; mode = CS_MODE_32; break;
-    case EM_AARCH64: arch = CS_ARCH_ARM64; mode = CS_MODE_ARM; break;
+    case EM_X86_64:
+      arch = CS_ARCH_X86;
+      mode = CS_MODE_64;
+      break;
+    case EM_386:
+      arch = CS_ARCH_X86;
+      mode = CS_MODE_32;
+      break;
+    case EM_AARCH64:
+      arch = CS_ARCH_ARM64;
+      mode = CS_MODE_ARM;
+      break;
     default:
-      throw std::invalid_argument("no instruction decoder for ELF machine " + std::to_string(machine));
+      throw std::invalid_argument("no instruction decoder for ELF machine " +
+                                  std::to_string(machine));
   }
   if (cs_open(arch, mode, &impl_->handle) != CS_ERR_OK) {
     throw std::runtime_error("cannot start the Capstone disassembler");
@@ -237,7 +249,8 @@ void InstructionMap::for_each(uint64_t first, uint64_t last,
 bool InstructionMap::crosses_unconditional_branch(uint64_t begin, uint64_t end) const {
   if (begin >= end) return false;
   bool found = false;
-  for_each(begin, end - 1, [&](const Instruction& i) { found = found || i.is_unconditional_branch(); });
+  for_each(begin, end - 1,
+           [&](const Instruction& i) { found = found || i.is_unconditional_branch(); });
   return found;
 }
 
@@ -249,7 +262,8 @@ size_t InstructionMap::decoded_spans() const {
 void InstructionMap::drop_decoded() {
   for (Span& span : impl_->spans) {
     span.decoded = false;
-    span.instructions = std::vector<Instruction>();  // not clear() or `= {}`: they keep the capacity
+    span.instructions =
+        std::vector<Instruction>();  // not clear() or `= {}`: they keep the capacity
   }
 }
 

@@ -49,7 +49,8 @@ class InstructionMap {
   const Instruction* at(uint64_t address) const;
   bool is_code(uint64_t address) const { return at(address) != nullptr; }
   // Every instruction starting in [first, last], in address order.
-  void for_each(uint64_t first, uint64_t last, const std::function<void(const Instruction&)>& visit) const;
+  void for_each(uint64_t first, uint64_t last,
+                const std::function<void(const Instruction&)>& visit) const;
   // Whether a call, return or direct jump starts in [begin, end) (llvm-profgen's
   // rangeCrossUncondBranch; false when begin >= end).
   bool crosses_unconditional_branch(uint64_t begin, uint64_t end) const;

@@ -22,7 +22,9 @@ std::string basename_of(const std::string& p) {
   std::string b = p.substr(p.rfind('/') == std::string::npos ? 0 : p.rfind('/') + 1);
   // Portable names: no spaces or odd characters from "(deleted)" and the like.
   for (auto& c : b) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' || c == '+')) c = '_';
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-' ||
+          c == '+'))
+      c = '_';
   }
   return b.empty() ? "unnamed" : b;
 }
@@ -49,20 +51,22 @@ std::string BinaryIdentity::directory_name() const {
   return base + "-nobuildid-" + buf;
 }
 
-LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options)
+LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity,
+                         ImageLoadOptions options)
     : elf_(std::move(elf)),
       identity_(std::move(identity)),
       options_(std::move(options)),
       translator_(ImageTranslator::for_file(*elf_)) {}
 
-LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options,
-                         ImageTranslator translator)
+LoadedImage::LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity,
+                         ImageLoadOptions options, ImageTranslator translator)
     : elf_(std::move(elf)),
       identity_(std::move(identity)),
       options_(std::move(options)),
       translator_(std::move(translator)) {}
 
-std::shared_ptr<LoadedImage> LoadedImage::open_file(const std::string& path, ImageLoadOptions options) {
+std::shared_ptr<LoadedImage> LoadedImage::open_file(const std::string& path,
+                                                    ImageLoadOptions options) {
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(path);
   BinaryIdentity id;
   id.path = path;
@@ -77,7 +81,8 @@ std::shared_ptr<LoadedImage> LoadedImage::open_file(const std::string& path, Ima
 }
 
 const SymbolTable& LoadedImage::symbols() const {
-  if (!symbols_) symbols_.emplace(SymbolTable::load(*elf_, search_options<SymbolSearchOptions>(options_)));
+  if (!symbols_)
+    symbols_.emplace(SymbolTable::load(*elf_, search_options<SymbolSearchOptions>(options_)));
   return *symbols_;
 }
 
@@ -122,7 +127,8 @@ void LoadedImage::drop_caches() {
 
 std::string ImageWarning::message() const {
   if (kind == "no_debug_info") return "no AutoFDO profile for " + path + ": " + reason;
-  if (kind == "no_bolt_blocks") return path + ": no BOLT branch profile (" + reason + "); bolt.fdata holds its IP samples";
+  if (kind == "no_bolt_blocks")
+    return path + ": no BOLT branch profile (" + reason + "); bolt.fdata holds its IP samples";
   return path + ": " + reason + "; its samples are counted as " + kind;
 }
 

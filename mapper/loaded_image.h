@@ -50,12 +50,14 @@ struct ImageLoadOptions {
 class LoadedImage {
  public:
   // The translation the file's own kind calls for (ImageTranslator::for_file).
-  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options = {});
+  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity,
+              ImageLoadOptions options = {});
   // A translation given, e.g. a kernel module with the layout it was loaded with.
-  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity, ImageLoadOptions options,
-              ImageTranslator translator);
+  LoadedImage(std::shared_ptr<const ElfBinary> elf, BinaryIdentity identity,
+              ImageLoadOptions options, ImageTranslator translator);
   // The ELF file at `path`, its identity as given and as stat() sees it. Throws ElfError.
-  static std::shared_ptr<LoadedImage> open_file(const std::string& path, ImageLoadOptions options = {});
+  static std::shared_ptr<LoadedImage> open_file(const std::string& path,
+                                                ImageLoadOptions options = {});
 
   const BinaryIdentity& identity() const { return identity_; }
   const std::shared_ptr<const ElfBinary>& elf() const { return elf_; }

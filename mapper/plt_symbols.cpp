@@ -78,11 +78,11 @@ std::optional<X86Instruction> decode_x86(std::span<const uint8_t> code, uint64_t
     return X86Instruction{length, address + length + rel32(i + 2), false};
   }
   if (op == 0xff && left >= 6 && code[i + 1] == 0x35) return plain(i + 6);  // push mem
-  if (op == 0x68 && left >= 5) return plain(i + 5);                           // push imm
-  if (op == 0xe9 && left >= 5) return plain(i + 5);                           // jmp rel32
-  if (op == 0x90 || op == 0xcc) return plain(i + 1);                          // nop, int3
-  if (op == 0x0f && left >= 3 && code[i + 1] == 0x0b) return plain(i + 2);    // ud2
-  if (op == 0x0f && left >= 3 && code[i + 1] == 0x1f) {                                // nopl/nopw
+  if (op == 0x68 && left >= 5) return plain(i + 5);                         // push imm
+  if (op == 0xe9 && left >= 5) return plain(i + 5);                         // jmp rel32
+  if (op == 0x90 || op == 0xcc) return plain(i + 1);                        // nop, int3
+  if (op == 0x0f && left >= 3 && code[i + 1] == 0x0b) return plain(i + 2);  // ud2
+  if (op == 0x0f && left >= 3 && code[i + 1] == 0x1f) {                     // nopl/nopw
     const uint8_t modrm = code[i + 2];
     const uint8_t mod = modrm >> 6, rm = modrm & 7;
     size_t length = i + 3 + (rm == 4 && mod != 3 ? 1 : 0);

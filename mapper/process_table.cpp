@@ -16,8 +16,8 @@ ProcessTable::MapSet& ProcessTable::Process::writable() {
 
 ProcessTable::Process& ProcessTable::process(uint32_t pid) { return processes_[pid]; }
 
-std::string ProcessTable::dso_key(std::string_view path, const BuildId& build_id, uint32_t maj, uint32_t min,
-                                  uint64_t ino) {
+std::string ProcessTable::dso_key(std::string_view path, const BuildId& build_id, uint32_t maj,
+                                  uint32_t min, uint64_t ino) {
   // The key holds everything that tells two files apart: a path reused by a new file (rebuilt
   // binary) gets its own Dso through the build-id or inode.
   std::string key;
@@ -31,8 +31,10 @@ std::string ProcessTable::dso_key(std::string_view path, const BuildId& build_id
 }
 
 uint32_t ProcessTable::intern_dso(const MmapRecord& r) {
-  const uint32_t next = free_dsos_.empty() ? static_cast<uint32_t>(dsos_.size()) : free_dsos_.back();
-  auto [it, inserted] = dso_index_.try_emplace(dso_key(r.filename, r.build_id, r.maj, r.min, r.ino), next);
+  const uint32_t next =
+      free_dsos_.empty() ? static_cast<uint32_t>(dsos_.size()) : free_dsos_.back();
+  auto [it, inserted] =
+      dso_index_.try_emplace(dso_key(r.filename, r.build_id, r.maj, r.min, r.ino), next);
   if (inserted) {
     Dso d;
     d.path = std::string(r.filename);
@@ -161,7 +163,8 @@ const Mapping* ProcessTable::find(uint32_t pid, uint64_t addr, CpuMode mode) con
   return lookup(*it->second.maps, addr);
 }
 
-void ProcessTable::overlapping(uint32_t pid, uint64_t start, uint64_t end, std::vector<Mapping>& out) const {
+void ProcessTable::overlapping(uint32_t pid, uint64_t start, uint64_t end,
+                               std::vector<Mapping>& out) const {
   auto p = processes_.find(pid);
   if (p == processes_.end() || !p->second.maps || end <= start) return;
   const MapSet& maps = *p->second.maps;

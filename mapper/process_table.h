@@ -68,7 +68,8 @@ class ProcessTable {
   };
 
   uint32_t intern_dso(const MmapRecord& r);
-  static std::string dso_key(std::string_view path, const BuildId& build_id, uint32_t maj, uint32_t min, uint64_t ino);
+  static std::string dso_key(std::string_view path, const BuildId& build_id, uint32_t maj,
+                             uint32_t min, uint64_t ino);
   Process& process(uint32_t pid);
   static void insert(MapSet& maps, const Mapping& m);
   static const Mapping* lookup(const MapSet& maps, uint64_t addr);

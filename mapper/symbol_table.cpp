@@ -15,10 +15,14 @@ namespace profcollect {
 
 const char* to_string(SymbolSource source) {
   switch (source) {
-    case SymbolSource::Symtab: return "symtab";
-    case SymbolSource::DebugFile: return "debug file";
-    case SymbolSource::Dynsym: return "dynsym";
-    case SymbolSource::None: return "none";
+    case SymbolSource::Symtab:
+      return "symtab";
+    case SymbolSource::DebugFile:
+      return "debug file";
+    case SymbolSource::Dynsym:
+      return "dynsym";
+    case SymbolSource::None:
+      return "none";
   }
   return "none";
 }
@@ -62,12 +66,13 @@ SymbolTable SymbolTable::load(const ElfBinary& binary, const SymbolSearchOptions
                         source == SymbolSource::None ? std::string() : symbol_file->path());
 }
 
-SymbolTable SymbolTable::from_functions(std::vector<FunctionSymbol> functions,
-                                        SymbolSource source, std::string source_path) {
+SymbolTable SymbolTable::from_functions(std::vector<FunctionSymbol> functions, SymbolSource source,
+                                        std::string source_path) {
   SymbolTable table;
   table.functions_ = std::move(functions);
-  std::stable_sort(table.functions_.begin(), table.functions_.end(),
-                   [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.addr < b.addr; });
+  std::stable_sort(
+      table.functions_.begin(), table.functions_.end(),
+      [](const FunctionSymbol& a, const FunctionSymbol& b) { return a.addr < b.addr; });
   table.source_ = source;
   table.source_path_ = std::move(source_path);
   return table;

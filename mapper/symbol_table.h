@@ -29,12 +29,12 @@ namespace profcollect {
 
 struct FunctionSymbol {
   uint64_t addr = 0;
-  uint64_t size = 0;       // BOLT's function size: the symbol's, or its FDE's, or max_size if 0
-  std::string name;        // BOLT's name ("main", "step/2", "cos@PLT")
-  std::string raw_name;    // the symbol-table name ("step", "cos"); empty for FDE-only code
+  uint64_t size = 0;     // BOLT's function size: the symbol's, or its FDE's, or max_size if 0
+  std::string name;      // BOLT's name ("main", "step/2", "cos@PLT")
+  std::string raw_name;  // the symbol-table name ("step", "cos"); empty for FDE-only code
   bool is_local = false;
   bool is_plt = false;
-  uint64_t max_size = 0;   // extent used for lookups (see above); size when left 0
+  uint64_t max_size = 0;             // extent used for lookups (see above); size when left 0
   std::vector<std::string> aliases;  // BOLT's other names for the same address
 };
 

@@ -28,7 +28,8 @@ ImageChoice TargetImageSelector::choose(uint32_t, const Mapping&, const Dso& dso
         mismatched_path_ = dso.path;
         // The build-id table names the kernel "[kernel.kallsyms]", its mapping "[kernel.kallsyms]_text".
         const std::string listed = dso.kernel ? dso_display_name(dso) : dso.path;
-        const BuildId* recorded = dso.build_id.empty() && recorded_build_id_ ? recorded_build_id_(listed) : nullptr;
+        const BuildId* recorded =
+            dso.build_id.empty() && recorded_build_id_ ? recorded_build_id_(listed) : nullptr;
         mismatched_build_id_ = recorded ? *recorded : dso.build_id;
       }
       break;

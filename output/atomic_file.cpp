@@ -34,7 +34,8 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   fd_ = ::mkstemp(buf.data());
   if (fd_ < 0) {
     int e = errno;
-    if (::access(dir.c_str(), F_OK) != 0) throw OutputError(path_, "directory " + dir + " does not exist");
+    if (::access(dir.c_str(), F_OK) != 0)
+      throw OutputError(path_, "directory " + dir + " does not exist");
     throw OutputError(path_, "cannot create a file in " + dir + ": " + errno_text(e));
   }
   temp_path_ = buf.data();

@@ -89,7 +89,8 @@ std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& bi
     }
   }
   ProfileBuildStats build;
-  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::IpSamples, &build, stop);
+  SampleProfile profile =
+      build_sample_profile(ranges, binary, CountingRule::IpSamples, &build, stop);
   if (stats != nullptr) {
     stats->samples = ips.total();
     stats->samples_not_code = not_code;
@@ -101,7 +102,8 @@ std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& bi
 std::string write_autofdo_from_ranges(const RangeProfile& ranges, const AutofdoBinary& binary,
                                       AutofdoStats* stats, const RenderStop* stop) {
   ProfileBuildStats build;
-  SampleProfile profile = build_sample_profile(ranges, binary, CountingRule::BranchRanges, &build, stop);
+  SampleProfile profile =
+      build_sample_profile(ranges, binary, CountingRule::BranchRanges, &build, stop);
   if (stats != nullptr) {
     uint64_t weight = 0;
     for (const auto& [range, count] : ranges.ranges) weight += count;

@@ -28,10 +28,10 @@ namespace profcollect {
 std::string write_sample_profile_text(const SampleProfile& profile);
 
 struct AutofdoStats {
-  uint64_t samples = 0;             // samples (or range/branch weight) given
-  uint64_t samples_not_code = 0;    // IP samples at no instruction start of the binary's code
-  uint64_t functions = 0;           // top-level functions in the profile
-  uint64_t instructions = 0;        // instructions symbolized, sampled or zero-filled
+  uint64_t samples = 0;           // samples (or range/branch weight) given
+  uint64_t samples_not_code = 0;  // IP samples at no instruction start of the binary's code
+  uint64_t functions = 0;         // top-level functions in the profile
+  uint64_t instructions = 0;      // instructions symbolized, sampled or zero-filled
   uint64_t unsymbolized_instructions = 0;  // of those, without any DWARF function
 };
 
@@ -43,6 +43,7 @@ std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& bi
 
 // Branch samples, already counted into ranges and branches (output/branch_stack_counter.h).
 std::string write_autofdo_from_ranges(const RangeProfile& ranges, const AutofdoBinary& binary,
-                                      AutofdoStats* stats = nullptr, const RenderStop* stop = nullptr);
+                                      AutofdoStats* stats = nullptr,
+                                      const RenderStop* stop = nullptr);
 
 }  // namespace profcollect

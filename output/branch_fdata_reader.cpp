@@ -42,10 +42,13 @@ std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string
     }
     uint64_t kind = 0, offset = 0, mispredicts = 0, count = 0;
     for (size_t end : {0u, 3u}) {
-      if (!parse_whole_number(f[end], 10, kind) || kind > 1) return fail("bad location kind '" + std::string(f[end]) + "'");
-      if (!parse_whole_number(f[end + 2], 16, offset)) return fail("bad offset '" + std::string(f[end + 2]) + "'");
+      if (!parse_whole_number(f[end], 10, kind) || kind > 1)
+        return fail("bad location kind '" + std::string(f[end]) + "'");
+      if (!parse_whole_number(f[end + 2], 16, offset))
+        return fail("bad offset '" + std::string(f[end + 2]) + "'");
     }
-    if (!parse_whole_number(f[6], 10, mispredicts)) return fail("bad mispredict count '" + std::string(f[6]) + "'");
+    if (!parse_whole_number(f[6], 10, mispredicts))
+      return fail("bad mispredict count '" + std::string(f[6]) + "'");
     if (!parse_whole_number(f[7], 10, count)) return fail("bad count '" + std::string(f[7]) + "'");
     auto location = [&](size_t at) {
       return std::string(f[at]) + " " + std::string(f[at + 1]) + " " + std::string(f[at + 2]);

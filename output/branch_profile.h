@@ -51,8 +51,8 @@ struct BranchCounts {
 };
 
 struct FallThrough {
-  uint64_t start = 0;  // target of the older branch
-  uint64_t end = 0;    // source of the newer branch
+  uint64_t start = 0;            // target of the older branch
+  uint64_t end = 0;              // source of the newer branch
   bool external_origin = false;  // the older branch came from outside ("f"); see above
   auto operator<=>(const FallThrough&) const = default;
 };

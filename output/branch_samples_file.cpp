@@ -159,7 +159,8 @@ std::optional<BranchSamples> parse_branch_samples(const std::string& text, std::
       s.ranges.ranges[{first, last}] += count;
     } else if (kind == "T" && f.size() == 4) {
       uint64_t source = 0, target = 0, count = 0;
-      if (!parse_hex(f[1], source, true) || !parse_hex(f[2], target, true) || !parse_dec(f[3], count)) {
+      if (!parse_hex(f[1], source, true) || !parse_hex(f[2], target, true) ||
+          !parse_dec(f[3], count)) {
         return fail(line_no, "bad T record");
       }
       s.ranges.branches[{source, target}] += count;

@@ -7,7 +7,9 @@
 namespace profcollect {
 
 // a + b into `sum`; false when it would pass 2^64 - 1 (then `sum` is not to be used).
-inline bool add_count(uint64_t& sum, uint64_t more) { return !__builtin_add_overflow(sum, more, &sum); }
+inline bool add_count(uint64_t& sum, uint64_t more) {
+  return !__builtin_add_overflow(sum, more, &sum);
+}
 
 // A sum that says when it passed 2^64 instead of wrapping.
 struct CheckedSum {

@@ -20,7 +20,8 @@ std::string errno_text(int e) { return std::strerror(e); }
 // Why an entry may not be used, from what fstatat/fstat said about it; empty when it may.
 std::string refusal(const struct stat& st, bool want_directory) {
   if (S_ISLNK(st.st_mode)) return "is a symbolic link: not followed";
-  if (st.st_uid != ::geteuid()) return "belongs to another user (uid " + std::to_string(st.st_uid) + "): not used";
+  if (st.st_uid != ::geteuid())
+    return "belongs to another user (uid " + std::to_string(st.st_uid) + "): not used";
   if (want_directory && !S_ISDIR(st.st_mode)) return "is not a directory";
   if (!want_directory && !S_ISREG(st.st_mode)) return "is not a regular file";
   return {};
@@ -54,14 +55,16 @@ std::string temporary_name(std::string_view prefix) {
 DirectoryHandle DirectoryHandle::open_path(const std::string& path, mode_t create_mode) {
   std::error_code ec;
   const std::filesystem::path p(path);
-  if (p.has_parent_path() && !p.parent_path().empty()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (p.has_parent_path() && !p.parent_path().empty())
+    std::filesystem::create_directories(p.parent_path(), ec);
   if (::mkdir(path.c_str(), create_mode) != 0 && errno != EEXIST) {
     throw OutputError(path, "cannot create directory: " + errno_text(errno));
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     const int e = errno;
-    throw OutputError(path, e == ENOTDIR ? std::string("is not a directory") : "cannot open: " + errno_text(e));
+    throw OutputError(
+        path, e == ENOTDIR ? std::string("is not a directory") : "cannot open: " + errno_text(e));
   }
   return DirectoryHandle(fd, path);
 }
@@ -71,14 +74,16 @@ DirectoryHandle DirectoryHandle::open_existing(const std::string& path) {
   if (fd < 0) {
     const int e = errno;
     struct stat st {};
-    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) throw OutputError(path, "is a symbolic link: not followed");
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      throw OutputError(path, "is a symbolic link: not followed");
     if (e == ENOTDIR) throw OutputError(path, "is not a directory");
     throw OutputError(path, "cannot open: " + errno_text(e));
   }
   return DirectoryHandle(fd, path);
 }
 
-DirectoryHandle::DirectoryHandle(DirectoryHandle&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+DirectoryHandle::DirectoryHandle(DirectoryHandle&& other) noexcept
+    : fd_(other.fd_), path_(std::move(other.path_)) {
   other.fd_ = -1;
 }
 
@@ -135,7 +140,8 @@ std::optional<std::string> DirectoryHandle::read_file(const std::string& name) c
     throw OutputError(path_of(name), "cannot open: " + errno_text(e));
   }
   struct stat st {};
-  std::string why = ::fstat(fd, &st) != 0 ? "cannot stat: " + errno_text(errno) : refusal(st, false);
+  std::string why =
+      ::fstat(fd, &st) != 0 ? "cannot stat: " + errno_text(errno) : refusal(st, false);
   std::string content;
   if (why.empty()) {
     char buf[65536];
@@ -155,8 +161,10 @@ std::optional<std::string> DirectoryHandle::read_file(const std::string& name) c
   return content;
 }
 
-void DirectoryHandle::create_file(const std::string& name, std::string_view content, mode_t mode) const {
-  const int fd = ::openat(fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+void DirectoryHandle::create_file(const std::string& name, std::string_view content,
+                                  mode_t mode) const {
+  const int fd =
+      ::openat(fd_, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd < 0) throw OutputError(path_of(name), "cannot create: " + errno_text(errno));
   try {
     write_all(fd, path_of(name), content);
@@ -173,7 +181,8 @@ void DirectoryHandle::create_file(const std::string& name, std::string_view cont
   }
 }
 
-void DirectoryHandle::replace_file(const std::string& name, std::string_view content, mode_t mode) const {
+void DirectoryHandle::replace_file(const std::string& name, std::string_view content,
+                                   mode_t mode) const {
   const std::string temp = temporary_name("." + name + ".tmp-");
   create_file(temp, content, mode);
   if (::renameat(fd_, temp.c_str(), fd_, name.c_str()) != 0) {
@@ -219,13 +228,15 @@ void DirectoryHandle::rename_entry(const std::string& from, const std::string& t
 
 void DirectoryHandle::link_from(const DirectoryHandle& from, const std::string& name) const {
   if (::linkat(from.fd_, name.c_str(), fd_, name.c_str(), 0) != 0) {
-    throw OutputError(path_of(name), "cannot link from " + from.path_of(name) + ": " + errno_text(errno));
+    throw OutputError(path_of(name),
+                      "cannot link from " + from.path_of(name) + ": " + errno_text(errno));
   }
 }
 
 void DirectoryHandle::remove_tree(const std::string& name) const {
   if (::unlinkat(fd_, name.c_str(), 0) == 0 || errno == ENOENT) return;
-  if (errno != EISDIR && errno != EPERM) throw OutputError(path_of(name), "cannot remove: " + errno_text(errno));
+  if (errno != EISDIR && errno != EPERM)
+    throw OutputError(path_of(name), "cannot remove: " + errno_text(errno));
   // A directory: opened without following, emptied, removed.
   const int fd = ::openat(fd_, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) throw OutputError(path_of(name), "cannot remove: " + errno_text(errno));

@@ -30,7 +30,8 @@ std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::strin
     }
     // "1 <name with \-escapes> <hex offset> <count>": the name may hold escaped spaces, so take
     // the two numbers from the end.
-    if (line.size() < 2 || line[0] != '1' || line[1] != ' ') return fail("expected '1 <name> <offset> <count>'");
+    if (line.size() < 2 || line[0] != '1' || line[1] != ' ')
+      return fail("expected '1 <name> <offset> <count>'");
     size_t last = line.rfind(' ');
     if (last == std::string::npos || last < 2) return fail("missing count");
     size_t mid = line.rfind(' ', last - 1);

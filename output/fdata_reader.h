@@ -12,7 +12,7 @@
 namespace profcollect {
 
 struct NoLbrFdata {
-  std::vector<std::string> events;                            // "cpu-clock:" as written
+  std::vector<std::string> events;                              // "cpu-clock:" as written
   std::map<std::pair<std::string, uint64_t>, uint64_t> counts;  // (escaped name, offset) -> count
   uint64_t total() const {
     uint64_t t = 0;

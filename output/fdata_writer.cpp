@@ -1,6 +1,5 @@
 #include "output/fdata_writer.h"
 
-
 namespace profcollect {
 
 std::string FdataWriter::escape_name(const std::string& name) {

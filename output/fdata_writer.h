@@ -24,7 +24,8 @@ class FdataWriter {
   // deterministic.
   static std::string no_lbr(const FunctionProfile& profile, const std::vector<std::string>& events);
   // The same as data, for adding to a profile written before.
-  static NoLbrFdata to_no_lbr(const FunctionProfile& profile, const std::vector<std::string>& events);
+  static NoLbrFdata to_no_lbr(const FunctionProfile& profile,
+                              const std::vector<std::string>& events);
 
   static std::string escape_name(const std::string& name);
 };

@@ -44,8 +44,8 @@ void add_profile(SampleProfile& into, const SampleProfile& from) {
   for (const auto& [name, samples] : from) add_function_samples(into[name], samples);
 }
 
-const ParsedFormat<SampleProfile> kSampleProfile{parse_sample_profile_text, sum_profile, add_profile,
-                                                 write_sample_profile_text};
+const ParsedFormat<SampleProfile> kSampleProfile{parse_sample_profile_text, sum_profile,
+                                                 add_profile, write_sample_profile_text};
 
 }  // namespace
 
@@ -58,7 +58,8 @@ extern const FormatSpec kAutofdoFormat{
     .branch_ranges = true,
     .debug_info = true,
     .render = render_autofdo,
-    .total = [](std::string_view text, std::string* why) { return parsed_total(kSampleProfile, text, why); },
+    .total = [](std::string_view text,
+                std::string* why) { return parsed_total(kSampleProfile, text, why); },
     .merger = [] { return parsed_merger(kSampleProfile); },
 };
 

@@ -28,12 +28,14 @@ void sum_preagg(CheckedSum& sum, const BranchProfile& p) {
 }
 
 void add_preagg(BranchProfile& into, const BranchProfile& from) {
-  for (const auto& [branch, counts] : from.branches()) into.add_branch(branch, counts.count, counts.mispredicts);
+  for (const auto& [branch, counts] : from.branches())
+    into.add_branch(branch, counts.count, counts.mispredicts);
   for (const auto& [range, count] : from.fall_throughs()) into.add_fall_through(range, count);
 }
 
 // Branch, mispredict and fall-through counts are its total.
-const ParsedFormat<BranchProfile> kPreagg{parse_preagg, sum_preagg, add_preagg, PreaggWriter::write};
+const ParsedFormat<BranchProfile> kPreagg{parse_preagg, sum_preagg, add_preagg,
+                                          PreaggWriter::write};
 
 }  // namespace
 
@@ -45,7 +47,8 @@ extern const FormatSpec kPreaggFormat{
     .kernel = false,
     .branch_stacks = true,
     .render = render_preagg,
-    .total = [](std::string_view text, std::string* why) { return parsed_total(kPreagg, text, why); },
+    .total = [](std::string_view text,
+                std::string* why) { return parsed_total(kPreagg, text, why); },
     .merger = [] { return parsed_merger(kPreagg); },
 };
 

@@ -11,9 +11,11 @@ namespace {
 FormatResult render_unsymbolized(const FormatInput& in) {
   FormatResult r;
   const bool from_ranges = in.branches && !in.branches->ranges.empty();
-  r.content = write_unsymbolized_profile(from_ranges ? in.branches->ranges : ranges_from_ips(in.counts.ips),
-                                         in.image.elf()->preferred_base());
-  const UnsymbolizedKind kind = from_ranges ? UnsymbolizedKind::BranchRanges : UnsymbolizedKind::IpSamples;
+  r.content =
+      write_unsymbolized_profile(from_ranges ? in.branches->ranges : ranges_from_ips(in.counts.ips),
+                                 in.image.elf()->preferred_base());
+  const UnsymbolizedKind kind =
+      from_ranges ? UnsymbolizedKind::BranchRanges : UnsymbolizedKind::IpSamples;
   r.meta = {{"unsymbolized", unsymbolized_kind_name(kind)},
             {"unsymbolized_profgen_flags", unsymbolized_profgen_flags(kind)}};
   return r;

@@ -17,11 +17,12 @@ FunctionProfile FunctionProfile::build(const IpProfile& ips, const SymbolTable& 
     p.samples.push_back({f, vaddr - f->addr, count});
     p.symbolized += count;
   }
-  std::sort(p.samples.begin(), p.samples.end(), [](const FunctionSample& a, const FunctionSample& b) {
-    if (a.function->addr != b.function->addr) return a.function->addr < b.function->addr;
-    if (a.function != b.function) return a.function->name < b.function->name;
-    return a.offset < b.offset;
-  });
+  std::sort(p.samples.begin(), p.samples.end(),
+            [](const FunctionSample& a, const FunctionSample& b) {
+              if (a.function->addr != b.function->addr) return a.function->addr < b.function->addr;
+              if (a.function != b.function) return a.function->name < b.function->name;
+              return a.offset < b.offset;
+            });
   return p;
 }
 

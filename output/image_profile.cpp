@@ -15,14 +15,16 @@ void ImageProfile::add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns) {
 
 void ImageProfile::prepare_branches() {
   // The symbol table judges which fall-throughs began outside their function, as perf2bolt does.
-  branches_ = std::make_unique<BranchSamples>(BranchSamples{BranchProfile(&image_->symbols()), {}, 0});
+  branches_ =
+      std::make_unique<BranchSamples>(BranchSamples{BranchProfile(&image_->symbols()), {}, 0});
   if (count_ranges_) {
-    if (const AutofdoBinary* debug = image_->debug()) counter_ = std::make_unique<BranchStackCounter>(debug->instructions());
+    if (const AutofdoBinary* debug = image_->debug())
+      counter_ = std::make_unique<BranchStackCounter>(debug->instructions());
   }
 }
 
-void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges,
-                                    uint64_t count) {
+void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt,
+                                    std::span<const BranchEnds> ranges, uint64_t count) {
   ++revision_;
   if (!branches_) prepare_branches();
   branches_->bolt.add_stack(bolt, count);
@@ -33,7 +35,8 @@ void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt, std:
 void ImageProfile::merge(const ImageProfile& other) {
   ++revision_;
   ips_.merge(other.ips_);
-  if (other.first_ns_ && (first_ns_ == 0 || other.first_ns_ < first_ns_)) first_ns_ = other.first_ns_;
+  if (other.first_ns_ && (first_ns_ == 0 || other.first_ns_ < first_ns_))
+    first_ns_ = other.first_ns_;
   last_ns_ = std::max(last_ns_, other.last_ns_);
   if (other.branches_) {
     if (!branches_) prepare_branches();

@@ -21,12 +21,14 @@ class ImageProfile {
  public:
   // count_ranges: also count branch stacks into llvm-profgen's ranges (needs the image's debug
   // info, loaded when the first stack arrives).
-  ImageProfile(const LoadedImage& image, bool count_ranges) : image_(&image), count_ranges_(count_ranges) {}
+  ImageProfile(const LoadedImage& image, bool count_ranges)
+      : image_(&image), count_ranges_(count_ranges) {}
 
   void add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns);
   // One stack, newest entry first, with its ends resolved in this image (an end elsewhere is
   // marked outside), counted `count` times.
-  void add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges, uint64_t count);
+  void add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges,
+                        uint64_t count);
   // Adds another profile of the same image.
   void merge(const ImageProfile& other);
 
@@ -49,8 +51,8 @@ class ImageProfile {
   IpProfile ips_;
   uint64_t first_ns_ = 0, last_ns_ = 0;
   uint64_t revision_ = 0;
-  std::unique_ptr<BranchSamples> branches_;       // made when a stack first touches the image
-  std::unique_ptr<BranchStackCounter> counter_;   // null without debug info
+  std::unique_ptr<BranchSamples> branches_;      // made when a stack first touches the image
+  std::unique_ptr<BranchStackCounter> counter_;  // null without debug info
 };
 
 }  // namespace profcollect

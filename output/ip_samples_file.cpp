@@ -15,8 +15,9 @@ std::string format_ip_samples(const IpProfile& ips) {
   std::string text;
   char buf[48];
   for (const auto& [address, count] : sorted) {
-    const int n = std::snprintf(buf, sizeof buf, "%llx %llu\n", static_cast<unsigned long long>(address),
-                                static_cast<unsigned long long>(count));
+    const int n =
+        std::snprintf(buf, sizeof buf, "%llx %llu\n", static_cast<unsigned long long>(address),
+                      static_cast<unsigned long long>(count));
     text.append(buf, static_cast<size_t>(n));
   }
   return text;
@@ -30,9 +31,11 @@ std::optional<IpProfile> parse_ip_samples(std::string_view text, std::string* er
     if (line.empty()) continue;
     const size_t space = line.find(' ');
     uint64_t address = 0, count = 0;
-    if (space == std::string_view::npos || !parse_whole_number(line.substr(0, space), 16, address) ||
+    if (space == std::string_view::npos ||
+        !parse_whole_number(line.substr(0, space), 16, address) ||
         !parse_whole_number(line.substr(space + 1), 10, count)) {
-      if (error) *error = "line " + std::to_string(lines.number()) + ": expected '<hex address> <count>'";
+      if (error)
+        *error = "line " + std::to_string(lines.number()) + ": expected '<hex address> <count>'";
       return std::nullopt;
     }
     ips.add(address, count);

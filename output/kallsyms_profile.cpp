@@ -23,11 +23,12 @@ void add_kallsyms_profile(KallsymsProfile& into, const KallsymsProfile& more) {
   into.last_sample_ns = std::max(into.last_sample_ns, more.last_sample_ns);
 }
 
-std::vector<std::pair<std::string, std::string>> render_kallsyms_profile(const KallsymsProfile& profile,
-                                                                         const KallsymsProfileLabels& labels) {
+std::vector<std::pair<std::string, std::string>> render_kallsyms_profile(
+    const KallsymsProfile& profile, const KallsymsProfileLabels& labels) {
   std::vector<std::pair<std::string, std::string>> files;
   // Offsets already: the unsymbolized profile's base is 0.
-  files.emplace_back("autofdo.unsym", write_unsymbolized_profile(ranges_from_ips(profile.text_offsets), 0));
+  files.emplace_back("autofdo.unsym",
+                     write_unsymbolized_profile(ranges_from_ips(profile.text_offsets), 0));
   files.emplace_back("functions.txt", render_kernel_functions(profile.functions));
   files.emplace_back("samples.ip", format_ip_samples(profile.text_offsets));
   nlohmann::ordered_json meta;
@@ -46,13 +47,16 @@ std::vector<std::pair<std::string, std::string>> render_kallsyms_profile(const K
   meta["unsymbolized"] = unsymbolized_kind_name(UnsymbolizedKind::IpSamples);
   meta["unsymbolized_base"] = "runtime _text";
   meta["llvm_profgen"] = std::string("llvm-profgen --kernel --binary=vmlinux ") +
-                         unsymbolized_profgen_flags(UnsymbolizedKind::IpSamples) + " --output=kernel.afdo";
+                         unsymbolized_profgen_flags(UnsymbolizedKind::IpSamples) +
+                         " --output=kernel.afdo";
   files.emplace_back("meta.json", json_text(meta) + "\n");
   return files;
 }
 
-std::optional<KallsymsProfile> parse_kallsyms_profile(std::string_view samples_ip, std::string_view functions,
-                                                      std::string_view meta_json, std::string* error) {
+std::optional<KallsymsProfile> parse_kallsyms_profile(std::string_view samples_ip,
+                                                      std::string_view functions,
+                                                      std::string_view meta_json,
+                                                      std::string* error) {
   auto fail = [&](const std::string& why) -> std::optional<KallsymsProfile> {
     if (error) *error = why;
     return std::nullopt;
@@ -76,18 +80,22 @@ std::optional<KallsymsProfile> parse_kallsyms_profile(std::string_view samples_i
   };
   uint64_t image_samples = 0;
   if (!count("samples", image_samples) || !count("kernel_samples", p.functions.samples) ||
-      !count("unattributed", p.functions.unattributed) || !count("first_sample_ns", p.first_sample_ns) ||
-      !count("last_sample_ns", p.last_sample_ns)) {
-    return fail("meta.json: samples, kernel_samples, unattributed, first_sample_ns and last_sample_ns must be counts");
+      !count("unattributed", p.functions.unattributed) ||
+      !count("first_sample_ns", p.first_sample_ns) || !count("last_sample_ns", p.last_sample_ns)) {
+    return fail(
+        "meta.json: samples, kernel_samples, unattributed, first_sample_ns and last_sample_ns must "
+        "be counts");
   }
   const auto modules = meta.find("modules");
-  if (modules == meta.end() || !modules->is_object()) return fail("meta.json: modules must be an object");
+  if (modules == meta.end() || !modules->is_object())
+    return fail("meta.json: modules must be an object");
   for (const auto& [name, value] : modules->items()) {
     if (!value.is_number_unsigned()) return fail("meta.json: modules." + name + " must be a count");
     p.functions.modules.emplace_back(name, value.get<uint64_t>());
   }
   // The files of one generation count the same samples.
-  if (p.text_offsets.total() != image_samples) return fail("samples.ip does not hold meta.json's samples");
+  if (p.text_offsets.total() != image_samples)
+    return fail("samples.ip does not hold meta.json's samples");
   uint64_t attributed = 0;
   for (KernelFunctionCount& f : p.functions.functions) {
     attributed += f.samples;

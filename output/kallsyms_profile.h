@@ -27,7 +27,7 @@
 namespace profcollect {
 
 struct KallsymsProfile {
-  IpProfile text_offsets;          // the kernel image's samples, by offset from _text
+  IpProfile text_offsets;           // the kernel image's samples, by offset from _text
   KernelFunctionSummary functions;  // every kernel sample, modules' included
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 before any sample
 };
@@ -40,13 +40,15 @@ struct KallsymsProfileLabels {
 void add_kallsyms_profile(KallsymsProfile& into, const KallsymsProfile& more);
 
 // The directory's files, (name, content).
-std::vector<std::pair<std::string, std::string>> render_kallsyms_profile(const KallsymsProfile& profile,
-                                                                         const KallsymsProfileLabels& labels);
+std::vector<std::pair<std::string, std::string>> render_kallsyms_profile(
+    const KallsymsProfile& profile, const KallsymsProfileLabels& labels);
 
 // The profile render_kallsyms_profile wrote, from its samples.ip, functions.txt and meta.json;
 // nullopt with `error` naming the file and the reason when one is damaged or the files' counts
 // disagree.
-std::optional<KallsymsProfile> parse_kallsyms_profile(std::string_view samples_ip, std::string_view functions,
-                                                      std::string_view meta_json, std::string* error);
+std::optional<KallsymsProfile> parse_kallsyms_profile(std::string_view samples_ip,
+                                                      std::string_view functions,
+                                                      std::string_view meta_json,
+                                                      std::string* error);
 
 }  // namespace profcollect

@@ -11,17 +11,20 @@ namespace profcollect {
 namespace {
 
 void sort_summary(KernelFunctionSummary& s) {
-  std::sort(s.functions.begin(), s.functions.end(), [](const KernelFunctionCount& a, const KernelFunctionCount& b) {
-    return a.samples != b.samples ? a.samples > b.samples : a.name < b.name;
-  });
-  std::stable_sort(s.modules.begin(), s.modules.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::sort(s.functions.begin(), s.functions.end(),
+            [](const KernelFunctionCount& a, const KernelFunctionCount& b) {
+              return a.samples != b.samples ? a.samples > b.samples : a.name < b.name;
+            });
+  std::stable_sort(s.modules.begin(), s.modules.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
 }
 
 }  // namespace
 
-KernelFunctionSummary summarize_kernel_functions(const std::unordered_map<uint64_t, uint64_t>& address_counts,
-                                                 const std::vector<KernelSymbol>& symbols, uint64_t text_end,
-                                                 const std::vector<ModuleRange>& module_ranges) {
+KernelFunctionSummary summarize_kernel_functions(
+    const std::unordered_map<uint64_t, uint64_t>& address_counts,
+    const std::vector<KernelSymbol>& symbols, uint64_t text_end,
+    const std::vector<ModuleRange>& module_ranges) {
   KernelFunctionSummary out;
   std::vector<uint64_t> per_symbol(symbols.size(), 0);
   std::map<std::string, uint64_t> per_module;
@@ -76,7 +79,8 @@ std::string render_kernel_functions(const KernelFunctionSummary& summary) {
   return out;
 }
 
-std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view text, std::string* error) {
+std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view text,
+                                                            std::string* error) {
   KernelFunctionSummary out;
   TextLines lines(text);
   std::string_view line;
@@ -87,7 +91,8 @@ std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view tex
     size_t n = 0;
     for (size_t start = 0; start <= line.size() && n < 5;) {
       const size_t space = line.find(' ', start);
-      const std::string_view field = line.substr(start, space == std::string_view::npos ? line.npos : space - start);
+      const std::string_view field =
+          line.substr(start, space == std::string_view::npos ? line.npos : space - start);
       if (n < 4) fields[n] = field;
       ++n;
       if (space == std::string_view::npos) break;
@@ -95,9 +100,11 @@ std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view tex
     }
     KernelFunctionCount f;
     const std::string_view share = fields[1];
-    if (n != 4 || !parse_whole_number(fields[0], 10, f.samples) || share.size() < 2 || share.back() != '%' ||
-        fields[2].empty() || fields[3].empty()) {
-      if (error) *error = "line " + std::to_string(lines.number()) + ": expected '<count> <share>% <name> <module>'";
+    if (n != 4 || !parse_whole_number(fields[0], 10, f.samples) || share.size() < 2 ||
+        share.back() != '%' || fields[2].empty() || fields[3].empty()) {
+      if (error)
+        *error = "line " + std::to_string(lines.number()) +
+                 ": expected '<count> <share>% <name> <module>'";
       return std::nullopt;
     }
     f.name = fields[2];
@@ -109,7 +116,8 @@ std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view tex
 
 void add_kernel_functions(KernelFunctionSummary& into, const KernelFunctionSummary& more) {
   std::map<std::pair<std::string, std::string>, size_t> index;
-  for (size_t i = 0; i < into.functions.size(); ++i) index[{into.functions[i].module, into.functions[i].name}] = i;
+  for (size_t i = 0; i < into.functions.size(); ++i)
+    index[{into.functions[i].module, into.functions[i].name}] = i;
   for (const KernelFunctionCount& f : more.functions) {
     const auto [it, added] = index.try_emplace({f.module, f.name}, into.functions.size());
     if (added) {

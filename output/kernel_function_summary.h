@@ -30,13 +30,13 @@ struct KernelFunctionCount {
   std::string name;
   std::string module;  // "" for the kernel image
   uint64_t samples = 0;
-  double share = 0;    // of every kernel sample, in [0, 1]
+  double share = 0;  // of every kernel sample, in [0, 1]
 };
 
 struct KernelFunctionSummary {
-  uint64_t samples = 0;             // every kernel sample counted
-  uint64_t unattributed = 0;        // below the first symbol, or past a module's or the text's end
-  std::vector<KernelFunctionCount> functions;  // by samples, most first
+  uint64_t samples = 0;       // every kernel sample counted
+  uint64_t unattributed = 0;  // below the first symbol, or past a module's or the text's end
+  std::vector<KernelFunctionCount> functions;             // by samples, most first
   std::vector<std::pair<std::string, uint64_t>> modules;  // samples per module, most first
 };
 
@@ -47,16 +47,18 @@ struct ModuleRange {
   std::string name;
   uint64_t start = 0, end = 0;
 };
-KernelFunctionSummary summarize_kernel_functions(const std::unordered_map<uint64_t, uint64_t>& address_counts,
-                                                 const std::vector<KernelSymbol>& symbols, uint64_t text_end,
-                                                 const std::vector<ModuleRange>& module_ranges);
+KernelFunctionSummary summarize_kernel_functions(
+    const std::unordered_map<uint64_t, uint64_t>& address_counts,
+    const std::vector<KernelSymbol>& symbols, uint64_t text_end,
+    const std::vector<ModuleRange>& module_ranges);
 
 std::string render_kernel_functions(const KernelFunctionSummary& summary);
 
 // functions.txt read back: its functions (samples, name, module; shares as written), nullopt
 // with `error` ("line N: ...") at the first line that is not "<count> <share>% <name> <module>".
 // The totals (samples, unattributed, modules) are not in the file; they stay 0.
-std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view text, std::string* error);
+std::optional<KernelFunctionSummary> parse_kernel_functions(std::string_view text,
+                                                            std::string* error);
 
 // Adds `more` to `into`: counts of the same (module, name) add, as do the totals and the
 // modules; shares are taken again of the new total, and the order is remade.

@@ -74,7 +74,8 @@ void OutputFile::commit() {
     ::close(fd);
     throw;
   }
-  if (::close(fd) != 0) throw OutputError(path_, std::string("close failed: ") + std::strerror(errno));
+  if (::close(fd) != 0)
+    throw OutputError(path_, std::string("close failed: ") + std::strerror(errno));
 }
 
 }  // namespace profcollect

@@ -24,7 +24,8 @@ struct ParsedFormat {
 
 // `format`'s total of `text` (the codec's check), or nullopt with `why`.
 template <typename T>
-std::optional<uint64_t> parsed_total(const ParsedFormat<T>& format, std::string_view text, std::string* why) {
+std::optional<uint64_t> parsed_total(const ParsedFormat<T>& format, std::string_view text,
+                                     std::string* why) {
   const std::optional<T> parsed = format.parse(text, why);
   if (!parsed) return std::nullopt;
   CheckedSum sum;

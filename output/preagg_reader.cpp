@@ -52,8 +52,8 @@ std::optional<BranchProfile> parse_preagg(std::string_view text, std::string* er
       FallThrough range;
       range.external_origin = f[0] == "f";
       uint64_t count = 0;
-      if (f.size() != 4 || !parse_whole_number(f[1], 16, range.start) || !parse_whole_number(f[2], 16, range.end) ||
-          !parse_whole_number(f[3], 10, count)) {
+      if (f.size() != 4 || !parse_whole_number(f[1], 16, range.start) ||
+          !parse_whole_number(f[2], 16, range.end) || !parse_whole_number(f[3], 10, count)) {
         return fail("expected '" + std::string(f[0]) + " <start> <end> <count>'");
       }
       out.add_fall_through(range, count);

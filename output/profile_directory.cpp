@@ -29,7 +29,8 @@ const std::vector<std::string>& profile_files() {
 }
 
 bool is_profile_file(const std::string& name) {
-  return name == "meta.json" || std::find(profile_files().begin(), profile_files().end(), name) != profile_files().end();
+  return name == "meta.json" ||
+         std::find(profile_files().begin(), profile_files().end(), name) != profile_files().end();
 }
 
 // The format whose file `name` is, whether the codec reads it or not.
@@ -52,8 +53,8 @@ ProfileFormat format_of_file(const std::string& name) {
 // rule); nullopt with `why` when it is not such a file. A format's file is totalled by its
 // registry entry and kept as text for merge; the counts (the no_lbr profile, samples.*) are
 // read into `into`.
-std::optional<uint64_t> decode_file(const std::string& name, const std::string& text, bool branch_fdata,
-                                    ProfileDirectory& into, std::string* why) {
+std::optional<uint64_t> decode_file(const std::string& name, const std::string& text,
+                                    bool branch_fdata, ProfileDirectory& into, std::string* why) {
   if (!text.empty() && text.back() != '\n') {
     *why = "cut mid-line: its last line has no newline";
     return std::nullopt;
@@ -118,7 +119,8 @@ std::string directory_name_of(const DirectoryHandle& dir) {
 // The faults of one directory as the strictness wants them: Merge throws the first.
 class FaultList {
  public:
-  FaultList(const DirectoryHandle& dir, DirectoryStrictness strictness) : dir_(dir), strictness_(strictness) {}
+  FaultList(const DirectoryHandle& dir, DirectoryStrictness strictness)
+      : dir_(dir), strictness_(strictness) {}
   void add(const std::string& name, const std::string& reason) {
     if (strictness_ == DirectoryStrictness::Merge) throw OutputError(dir_.path_of(name), reason);
     faults_.push_back({dir_.path_of(name), reason});
@@ -175,7 +177,8 @@ std::string meta_string(const nlohmann::json& meta, const char* key, FaultList& 
 }
 
 // The build-id meta.json gives, checked as a build-id and against the directory's name.
-void read_build_id(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList& faults, BuildId* out) {
+void read_build_id(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList& faults,
+                   BuildId* out) {
   const std::string build_id = meta_string(meta, "build_id", faults);
   if (!build_id.empty()) {
     auto parsed = BuildId::from_hex(build_id);
@@ -188,13 +191,15 @@ void read_build_id(const DirectoryHandle& dir, const nlohmann::json& meta, Fault
   const std::string name = directory_name_of(dir);
   if (!name_carries_build_id(name, build_id)) {
     faults.add("meta.json", "build-id " + (build_id.empty() ? std::string("none") : build_id) +
-                                " is not the directory name's (" + name + "): not this directory's binary");
+                                " is not the directory name's (" + name +
+                                "): not this directory's binary");
   }
 }
 
 // meta.json's fields into `out`; `totals` gets file_totals, `formats` the files it lists.
-void read_meta(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList& faults, ProfileDirectory& out,
-               std::map<std::string, uint64_t>& totals, std::vector<std::string>& formats, bool& branch) {
+void read_meta(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList& faults,
+               ProfileDirectory& out, std::map<std::string, uint64_t>& totals,
+               std::vector<std::string>& formats, bool& branch) {
   out.identity.path = meta_string(meta, "path", faults);
   read_build_id(dir, meta, faults, &out.identity.build_id);
   if (auto samples = meta_count(meta, "samples", faults)) {
@@ -219,7 +224,8 @@ void read_meta(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList
     }
   }
   if (out.events.empty()) {
-    if (auto it = meta.find("event"); it != meta.end() && it->is_string() && !it->get<std::string>().empty()) {
+    if (auto it = meta.find("event");
+        it != meta.end() && it->is_string() && !it->get<std::string>().empty()) {
       out.events.push_back(it->get<std::string>());
     }
   }
@@ -259,22 +265,27 @@ void read_meta(const DirectoryHandle& dir, const nlohmann::json& meta, FaultList
 std::string set_aside_warning(const std::vector<DirectoryFault>& faults) {
   std::string out;
   for (const DirectoryFault& f : faults) out += (out.empty() ? "" : "; ") + f.text();
-  return out + "; the directory's earlier files were set aside as *.unreadable-<time> and its profiles restart "
-               "from this run";
+  return out +
+         "; the directory's earlier files were set aside as *.unreadable-<time> and its profiles "
+         "restart "
+         "from this run";
 }
 
-ProfileDirectory read_profile_directory(const DirectoryHandle& dir, DirectoryStrictness strictness) {
+ProfileDirectory read_profile_directory(const DirectoryHandle& dir,
+                                        DirectoryStrictness strictness) {
   ProfileDirectory out;
   out.path = dir.path();
   const std::vector<std::string> entries = dir.entries();
   for (const std::string& entry : entries) {
     if (is_set_aside(entry)) {
       out.set_aside.push_back(entry);
-      out.left_out.push_back(dir.path_of(entry) + ": set aside by an earlier run as unreadable; not read");
+      out.left_out.push_back(dir.path_of(entry) +
+                             ": set aside by an earlier run as unreadable; not read");
     } else if (entry.starts_with(".") || is_profile_file(entry)) {
       continue;  // hidden: a write in progress or left by a killed run
     } else if (ProfileFormat f = format_with_file(entry)) {
-      out.left_out.push_back(dir.path_of(entry) + ": " + std::string(f->name) + " profiles are not merged");
+      out.left_out.push_back(dir.path_of(entry) + ": " + std::string(f->name) +
+                             " profiles are not merged");
     } else {
       out.left_out.push_back(dir.path_of(entry) + ": not a profile file; not read");
     }
@@ -320,19 +331,22 @@ ProfileDirectory read_profile_directory(const DirectoryHandle& dir, DirectoryStr
     out.totals[name] = *total;
     if (recorded != totals.end() && recorded->second != *total) {
       faults.add(name, "counts " + std::to_string(*total) + " where meta.json's file_totals says " +
-                           std::to_string(recorded->second) + ": truncated or changed since it was written");
+                           std::to_string(recorded->second) +
+                           ": truncated or changed since it was written");
     }
   }
   for (const std::string& name : formats) {
     if (!dir.has_entry(name)) faults.add(name, "missing, though meta.json's formats lists it");
   }
   if (!branch && dir.has_entry("bolt.fdata") && dir.has_entry("bolt.nolbr.fdata")) {
-    faults.add("bolt.nolbr.fdata", "present although meta.json says bolt.fdata is no_lbr: two no_lbr profiles");
+    faults.add("bolt.nolbr.fdata",
+               "present although meta.json says bolt.fdata is no_lbr: two no_lbr profiles");
   }
   // What holds of directories written before file_totals too.
   if (out.no_lbr && out.meta.is_object() && out.totals[out.no_lbr_file] > out.samples) {
     faults.add(out.no_lbr_file, "counts " + std::to_string(out.totals[out.no_lbr_file]) +
-                                    " samples, more than meta.json's samples (" + std::to_string(out.samples) + ")");
+                                    " samples, more than meta.json's samples (" +
+                                    std::to_string(out.samples) + ")");
   }
   if (out.branches && out.branch_stacks && out.branches->stacks != *out.branch_stacks) {
     faults.add("samples.branch", "counts " + std::to_string(out.branches->stacks) +
@@ -353,7 +367,8 @@ ProfileDirectory read_profile_directory(const DirectoryHandle& dir, DirectoryStr
   return out;
 }
 
-KallsymsDirectory read_kallsyms_directory(const DirectoryHandle& dir, DirectoryStrictness strictness) {
+KallsymsDirectory read_kallsyms_directory(const DirectoryHandle& dir,
+                                          DirectoryStrictness strictness) {
   KallsymsDirectory out;
   FaultList faults(dir, strictness);
   const char* const names[] = {"samples.ip", "functions.txt", "meta.json"};
@@ -386,7 +401,8 @@ KallsymsDirectory read_kallsyms_directory(const DirectoryHandle& dir, DirectoryS
 }
 
 std::vector<std::pair<std::string, uint64_t>> file_totals_of(
-    const std::vector<std::pair<std::string, std::string>>& files, bool branch_fdata, const std::string& where) {
+    const std::vector<std::pair<std::string, std::string>>& files, bool branch_fdata,
+    const std::string& where) {
   // Counted from the very text written, with the reader's rule.
   std::vector<std::pair<std::string, uint64_t>> totals;
   ProfileDirectory scratch;
@@ -401,8 +417,9 @@ std::vector<std::pair<std::string, uint64_t>> file_totals_of(
 }
 
 void write_profile_directory(const DirectoryHandle& parent, const std::string& name,
-                             std::vector<std::pair<std::string, std::string>> files, const BinaryIdentity& identity,
-                             ImageMeta meta, const RenderedProfiles& rendered, GenerationModes modes) {
+                             std::vector<std::pair<std::string, std::string>> files,
+                             const BinaryIdentity& identity, ImageMeta meta,
+                             const RenderedProfiles& rendered, GenerationModes modes) {
   meta.file_totals = file_totals_of(files, rendered.branch_fdata, parent.path_of(name));
   files.emplace_back("meta.json", render_meta(identity, meta, rendered));
   write_generation(parent, name, files, modes);

@@ -59,7 +59,7 @@ namespace profcollect {
 enum class DirectoryStrictness { Store, Merge, Report };
 
 struct DirectoryFault {
-  std::string file;    // the entry's path
+  std::string file;  // the entry's path
   std::string reason;
   std::string text() const { return file + ": " + reason; }
 };
@@ -94,7 +94,8 @@ struct ProfileDirectory {
 
 // Reads the binary directory `directory` (see above). Throws OutputError only with Merge, or
 // when the directory itself cannot be listed.
-ProfileDirectory read_profile_directory(const DirectoryHandle& directory, DirectoryStrictness strictness);
+ProfileDirectory read_profile_directory(const DirectoryHandle& directory,
+                                        DirectoryStrictness strictness);
 
 // The kernel's kallsyms directory as read: the profile when sound, else the faults (Store: the
 // files were set aside). Merge throws at the first fault.
@@ -102,7 +103,8 @@ struct KallsymsDirectory {
   std::optional<KallsymsProfile> profile;
   std::vector<DirectoryFault> faults;
 };
-KallsymsDirectory read_kallsyms_directory(const DirectoryHandle& directory, DirectoryStrictness strictness);
+KallsymsDirectory read_kallsyms_directory(const DirectoryHandle& directory,
+                                          DirectoryStrictness strictness);
 
 // Store's warning for faults whose directory was set aside: the faults and what became of it.
 std::string set_aside_warning(const std::vector<DirectoryFault>& faults);
@@ -110,13 +112,15 @@ std::string set_aside_warning(const std::vector<DirectoryFault>& faults);
 // meta.json's file_totals of `files` (name, content) written into the directory `where`: each
 // profile file's total by the reader's rule. Throws OutputError for a file that would not read.
 std::vector<std::pair<std::string, uint64_t>> file_totals_of(
-    const std::vector<std::pair<std::string, std::string>>& files, bool branch_fdata, const std::string& where);
+    const std::vector<std::pair<std::string, std::string>>& files, bool branch_fdata,
+    const std::string& where);
 
 // Writes the binary directory `name` of `parent` as one generation (output/profile_generation.h):
 // `files` (name, content) then meta.json, made by render_meta() from `meta` and `rendered` with
 // file_totals counted from `files` themselves. Throws OutputError; the directory stays as it was.
 void write_profile_directory(const DirectoryHandle& parent, const std::string& name,
-                             std::vector<std::pair<std::string, std::string>> files, const BinaryIdentity& identity,
-                             ImageMeta meta, const RenderedProfiles& rendered, GenerationModes modes = {});
+                             std::vector<std::pair<std::string, std::string>> files,
+                             const BinaryIdentity& identity, ImageMeta meta,
+                             const RenderedProfiles& rendered, GenerationModes modes = {});
 
 }  // namespace profcollect

@@ -48,8 +48,9 @@ std::vector<ProfileFormat> parse_format_list(const std::string& list, bool kerne
   for (std::string name; std::getline(in, name, ',');) {
     ProfileFormat f = find_format(name);
     if (!f || (kernel && !f->kernel)) {
-      throw FormatListError("{format}: " + (name.empty() ? std::string("an empty name") : "'" + name + "'") +
-                            " is not one of " + format_names(kernel));
+      throw FormatListError(
+          "{format}: " + (name.empty() ? std::string("an empty name") : "'" + name + "'") +
+          " is not one of " + format_names(kernel));
     }
     bool listed = false;
     for (ProfileFormat g : out) listed = listed || g == f;

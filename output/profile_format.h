@@ -58,8 +58,9 @@ struct FormatSpec {
   std::string_view name;         // as settings name it: "bolt"
   std::string_view file;         // in a binary's directory: "bolt.fdata"
   std::string_view description;  // one line, for help and the documentation
-  bool live_default = false;     // written by live collection and the daemon unless settings name formats
-  bool kernel = false;           // the kernel profile can be written in it
+  // Written by live collection and the daemon unless settings name formats.
+  bool live_default = false;
+  bool kernel = false;  // the kernel profile can be written in it
   // What it is made from besides the IP samples: the branch stacks' taken branches, the
   // fall-through ranges between them, the binary's debug info (without it, the format is missing).
   bool branch_stacks = false, branch_ranges = false, debug_info = false;
@@ -79,7 +80,8 @@ using ProfileFormat = const FormatSpec*;
 const std::vector<ProfileFormat>& profile_formats();
 // The format of that name, or null.
 ProfileFormat find_format(std::string_view name);
-ProfileFormat format_named(std::string_view name);  // throws std::logic_error for a name not registered
+ProfileFormat format_named(
+    std::string_view name);  // throws std::logic_error for a name not registered
 
 // A comma-separated list of format names, as settings give it. Throws FormatListError (its
 // message begins with "{format}", the setting's placeholder) for an unknown or empty name, or a

@@ -29,12 +29,16 @@ std::string owner_name(const std::string& entry, std::string_view marker) {
 
 }  // namespace
 
-bool is_set_aside(const std::string& name) { return name.find(".unreadable-") != std::string::npos; }
+bool is_set_aside(const std::string& name) {
+  return name.find(".unreadable-") != std::string::npos;
+}
 
 void write_generation(const DirectoryHandle& parent, const std::string& name,
-                      const std::vector<std::pair<std::string, std::string>>& files, GenerationModes modes) {
+                      const std::vector<std::pair<std::string, std::string>>& files,
+                      GenerationModes modes) {
   const std::string fresh = temporary_name("." + name + std::string(kGeneration));
-  std::optional<DirectoryHandle> current = parent.open_subdirectory(name);  // refuses links, others' entries
+  std::optional<DirectoryHandle> current =
+      parent.open_subdirectory(name);  // refuses links, others' entries
   DirectoryHandle next = parent.create_subdirectory(fresh, modes.directory);
   try {
     for (const auto& [file, content] : files) next.create_file(file, content, modes.file);
@@ -46,11 +50,13 @@ void write_generation(const DirectoryHandle& parent, const std::string& name,
     next.sync();
     if (!current) {
       if (rename2(parent.fd(), fresh, name, RENAME_NOREPLACE) != 0) {
-        throw OutputError(parent.path_of(name), std::string("cannot create: ") + std::strerror(errno));
+        throw OutputError(parent.path_of(name),
+                          std::string("cannot create: ") + std::strerror(errno));
       }
     } else if (rename2(parent.fd(), fresh, name, RENAME_EXCHANGE) != 0) {
       if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
-        throw OutputError(parent.path_of(name), std::string("cannot replace: ") + std::strerror(errno));
+        throw OutputError(parent.path_of(name),
+                          std::string("cannot replace: ") + std::strerror(errno));
       }
       // No exchange here: the old generation steps aside first. A crash in between leaves it
       // under its hidden name, and the next start brings it back.
@@ -76,11 +82,13 @@ void write_generation(const DirectoryHandle& parent, const std::string& name,
     // failure then reads the same at every flush (and is said once).
     std::string what = e.what();
     const std::string hidden = parent.path_of(fresh), visible = parent.path_of(name);
-    for (size_t at = what.find(hidden); at != std::string::npos; at = what.find(hidden, at + visible.size())) {
+    for (size_t at = what.find(hidden); at != std::string::npos;
+         at = what.find(hidden, at + visible.size())) {
       what.replace(at, hidden.size(), visible);
     }
     const size_t colon = what.find(": ");
-    throw OutputError(what.substr(0, colon), colon == std::string::npos ? "write failed" : what.substr(colon + 2));
+    throw OutputError(what.substr(0, colon),
+                      colon == std::string::npos ? "write failed" : what.substr(colon + 2));
   }
   parent.sync();
   // After the exchange the hidden name holds the previous generation.

@@ -29,7 +29,8 @@ struct GenerationModes {
 // plus the set-aside files of the current generation. Throws OutputError; on failure the
 // current generation is untouched and nothing new is left behind.
 void write_generation(const DirectoryHandle& parent, const std::string& name,
-                      const std::vector<std::pair<std::string, std::string>>& files, GenerationModes modes = {});
+                      const std::vector<std::pair<std::string, std::string>>& files,
+                      GenerationModes modes = {});
 
 // Removes what interrupted writes left in `parent` (this user's hidden generation directories
 // and temporary files), and restores a directory whose replacement was cut short. Returns what

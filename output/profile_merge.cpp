@@ -51,7 +51,8 @@ void add_no_lbr(std::optional<NoLbrFdata>& into, const NoLbrFdata& from) {
 // `into` + `more`, or an OutputError naming `file`: a sum past 2^64 is never wrapped.
 void add_checked(uint64_t& into, uint64_t more, const std::string& file, const char* what) {
   if (!add_count(into, more)) {
-    throw OutputError(file, std::string(what) + " add up past 2^64 with the inputs before it: not merged");
+    throw OutputError(
+        file, std::string(what) + " add up past 2^64 with the inputs before it: not merged");
   }
 }
 
@@ -60,11 +61,13 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
     m.first_path = d.path;
     m.identity = d.identity;
   } else if (m.identity.build_id != d.identity.build_id) {
-    throw OutputError(d.path + "/meta.json",
-                      "build-id " + (d.identity.build_id.empty() ? std::string("none") : d.identity.build_id.to_hex()) +
-                          " differs from " + m.first_path + "/meta.json's " +
-                          (m.identity.build_id.empty() ? std::string("none") : m.identity.build_id.to_hex()) +
-                          ": not the same binary");
+    throw OutputError(
+        d.path + "/meta.json",
+        "build-id " +
+            (d.identity.build_id.empty() ? std::string("none") : d.identity.build_id.to_hex()) +
+            " differs from " + m.first_path + "/meta.json's " +
+            (m.identity.build_id.empty() ? std::string("none") : m.identity.build_id.to_hex()) +
+            ": not the same binary");
   }
   // Checked before anything is added.
   const std::string meta = d.path + "/meta.json";
@@ -76,7 +79,8 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
     add_checked(*branch_stacks, *d.branch_stacks, meta, "its branch_stacks");
   }
   std::map<std::string, uint64_t> totals = m.totals;
-  for (const auto& [file, total] : d.totals) add_checked(totals[file], total, d.path + "/" + file, "its counts");
+  for (const auto& [file, total] : d.totals)
+    add_checked(totals[file], total, d.path + "/" + file, "its counts");
   m.samples = samples;
   m.branch_stacks = branch_stacks;
   m.totals = std::move(totals);
@@ -127,7 +131,8 @@ MergedFiles files_of(const MergedBinary& m) {
 
   MergedFiles out;
   std::vector<std::pair<std::string, std::string>>& files = out.files;
-  if (rendered.branch_fdata && m.no_lbr) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(*m.no_lbr));
+  if (rendered.branch_fdata && m.no_lbr)
+    files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(*m.no_lbr));
   if (m.ips) files.emplace_back("samples.ip", format_ip_samples(*m.ips));
   if (m.branches) files.emplace_back("samples.branch", format_branch_samples(*m.branches));
   files.insert(files.end(), rendered.files.begin(), rendered.files.end());
@@ -145,15 +150,17 @@ MergedFiles files_of(const MergedBinary& m) {
 DirectoryHandle open_input(const std::string& path, std::set<std::pair<dev_t, ino_t>>& seen) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw OutputError(path, "no such directory");
-  if (!S_ISDIR(st.st_mode)) throw OutputError(path, "not a directory: not a profcollect output directory");
-  if (!seen.emplace(st.st_dev, st.st_ino).second) throw OutputError(path, "given twice: its counts would be added twice");
+  if (!S_ISDIR(st.st_mode))
+    throw OutputError(path, "not a directory: not a profcollect output directory");
+  if (!seen.emplace(st.st_dev, st.st_ino).second)
+    throw OutputError(path, "given twice: its counts would be added twice");
   return DirectoryHandle::open_path(path, 0700);
 }
 
 }  // namespace
 
-MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, const std::string& output,
-                                       GenerationModes modes) {
+MergeSummary merge_profile_directories(const std::vector<std::string>& inputs,
+                                       const std::string& output, GenerationModes modes) {
   MergeSummary summary;
   std::map<std::string, MergedBinary> merged;  // by directory name: basename + build-id
   std::set<std::pair<dev_t, ino_t>> seen;
@@ -167,8 +174,9 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
         is_output = true;  // describes that run only: not merged
         continue;
       }
-      std::optional<DirectoryHandle> directory = root.open_subdirectory(entry);  // refuses links, files
-      if (!directory) continue;  // gone meanwhile
+      std::optional<DirectoryHandle> directory =
+          root.open_subdirectory(entry);  // refuses links, files
+      if (!directory) continue;           // gone meanwhile
       const ProfileDirectory files = read_profile_directory(*directory, DirectoryStrictness::Merge);
       for (const std::string& note : files.left_out) summary.warnings.push_back(note);
       auto [it, first] = merged.try_emplace(entry);
@@ -176,7 +184,9 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
       is_output = true;
     }
     if (!is_output) {
-      throw OutputError(input, "holds no profcollect output (no collection.json, no <binary>-<build-id>/ directories)");
+      throw OutputError(
+          input,
+          "holds no profcollect output (no collection.json, no <binary>-<build-id>/ directories)");
     }
   }
 
@@ -184,10 +194,11 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, c
   std::vector<std::pair<std::string, MergedFiles>> directories;
   for (const auto& [name, binary] : merged) directories.emplace_back(name, files_of(binary));
   const DirectoryHandle out = DirectoryHandle::open_path(output, modes.directory);
-  for (std::string& done : remove_leftover_generations(out)) summary.warnings.push_back(std::move(done));
+  for (std::string& done : remove_leftover_generations(out))
+    summary.warnings.push_back(std::move(done));
   for (auto& [name, made] : directories) {
-    write_profile_directory(out, name, std::move(made.files), merged.at(name).identity, std::move(made.meta),
-                            made.rendered, modes);
+    write_profile_directory(out, name, std::move(made.files), merged.at(name).identity,
+                            std::move(made.meta), made.rendered, modes);
     summary.binaries.push_back(name);
   }
   return summary;

@@ -38,7 +38,7 @@ struct MergeSummary {
 // given twice, a file is damaged (by output/profile_directory.h's rules: cut short, its totals
 // not meta.json's, its build-id not its directory's), a sum would pass 2^64, or two inputs'
 // same-named directories disagree on the build-id; nothing is written then.
-MergeSummary merge_profile_directories(const std::vector<std::string>& inputs, const std::string& output,
-                                       GenerationModes modes = {});
+MergeSummary merge_profile_directories(const std::vector<std::string>& inputs,
+                                       const std::string& output, GenerationModes modes = {});
 
 }  // namespace profcollect

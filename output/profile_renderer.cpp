@@ -11,11 +11,12 @@ bool RenderRequest::wants(ProfileFormat f) const {
   return std::find(formats.begin(), formats.end(), f) != formats.end();
 }
 
-RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts, const RenderRequest& request,
-                                 const RenderStop* stop) {
+RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts,
+                                 const RenderRequest& request, const RenderStop* stop) {
   RenderedProfiles out;
-  const FormatInput input{image, counts, counts.branches && counts.branches->stacks > 0 ? counts.branches : nullptr,
-                          request.no_lbr, stop};
+  const FormatInput input{
+      image, counts, counts.branches && counts.branches->stacks > 0 ? counts.branches : nullptr,
+      request.no_lbr, stop};
   for (ProfileFormat f : request.formats) {
     if (stop) stop->check();
     FormatResult r = f->render(input);
@@ -32,7 +33,8 @@ RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& co
   return out;
 }
 
-std::string render_meta(const BinaryIdentity& identity, const ImageMeta& m, const RenderedProfiles& rendered) {
+std::string render_meta(const BinaryIdentity& identity, const ImageMeta& m,
+                        const RenderedProfiles& rendered) {
   nlohmann::ordered_json meta;
   meta["path"] = identity.path;
   meta["build_id"] = identity.build_id.to_hex();

@@ -37,8 +37,8 @@ struct RenderedProfiles {
 
 // `stop`, when given, is checked before each format and while AutoFDO symbolizes: a render
 // asked to stop throws RenderStopped (output/render_stop.h).
-RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts, const RenderRequest& request,
-                                 const RenderStop* stop = nullptr);
+RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts,
+                                 const RenderRequest& request, const RenderStop* stop = nullptr);
 
 // meta.json of an image: path, build_id, samples, first_sample_ns, last_sample_ns, event,
 // events, bolt_fdata ("branch" or "no_lbr"), branch_stacks (with branch stacks), formats (the
@@ -53,6 +53,7 @@ struct ImageMeta {
   std::string input;
   std::vector<std::pair<std::string, uint64_t>> file_totals;  // (file name, total)
 };
-std::string render_meta(const BinaryIdentity& identity, const ImageMeta& meta, const RenderedProfiles& rendered);
+std::string render_meta(const BinaryIdentity& identity, const ImageMeta& meta,
+                        const RenderedProfiles& rendered);
 
 }  // namespace profcollect

@@ -16,11 +16,15 @@
 namespace profcollect {
 
 ProfileStore::ProfileStore(std::string dir, GenerationModes modes)
-    : dir_(std::move(dir)), root_(DirectoryHandle::open_path(dir_, modes.directory)), modes_(modes) {
+    : dir_(std::move(dir)),
+      root_(DirectoryHandle::open_path(dir_, modes.directory)),
+      modes_(modes) {
   // Known now, not after the workload ran: a file can be created in the directory.
   const std::string probe = temporary_name(".profcollect-probe.tmp-");
-  const int fd = ::openat(root_.fd(), probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, modes_.file);
-  if (fd < 0) throw OutputError(dir_, std::string("cannot create files in it: ") + std::strerror(errno));
+  const int fd = ::openat(root_.fd(), probe.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, modes_.file);
+  if (fd < 0)
+    throw OutputError(dir_, std::string("cannot create files in it: ") + std::strerror(errno));
   ::close(fd);
   root_.remove_tree(probe);
   for (std::string& done : remove_leftover_generations(root_)) warnings_.push_back(std::move(done));
@@ -36,7 +40,8 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
   auto it = bases_.find(name);
   if (it != bases_.end()) return it->second;
   Base base;
-  std::optional<DirectoryHandle> current = root_.open_subdirectory(name);  // refuses links, others' entries
+  std::optional<DirectoryHandle> current =
+      root_.open_subdirectory(name);  // refuses links, others' entries
   if (!current) return bases_.emplace(name, std::move(base)).first->second;
   // A damaged directory is set aside by the codec (output/profile_directory.h) and restarts.
   ProfileDirectory earlier = read_profile_directory(*current, DirectoryStrictness::Store);
@@ -61,7 +66,8 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   if (merged.events.empty() || !s.fdata.events.empty()) merged.events = s.fdata.events;
   for (const auto& [key, count] : s.fdata.counts) merged.counts[key] += count;
   uint64_t first = base.first_sample_ns;
-  if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first)) first = s.first_sample_ns;
+  if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first))
+    first = s.first_sample_ns;
   // Branch samples from this run or an earlier one make this a branch profile.
   const bool branch_mode = s.branches != nullptr || !base.branches.empty();
   BranchSamples branches;
@@ -88,11 +94,12 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   // renderer fell back to no_lbr (no BOLT block map, an i386 process). The IP samples' no_lbr
   // profile is kept beside a branch bolt.fdata, or in its place when BOLT's was not asked for,
   // so that runs add up.
-  const bool no_lbr_rendered = std::any_of(rendered.files.begin(), rendered.files.end(), [&](const auto& file) {
-    return file.first == "bolt.fdata" && !rendered.branch_fdata;
-  });
+  const bool no_lbr_rendered = std::any_of(
+      rendered.files.begin(), rendered.files.end(),
+      [&](const auto& file) { return file.first == "bolt.fdata" && !rendered.branch_fdata; });
   std::vector<std::pair<std::string, std::string>> files;
-  if (branch_mode && !no_lbr_rendered) files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
+  if (branch_mode && !no_lbr_rendered)
+    files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
   files.emplace_back("samples.ip", format_ip_samples(ips));
   if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
   for (auto& file : rendered.files) files.push_back(file);
@@ -103,10 +110,12 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta.events = s.events;
   if (meta.events.empty() && !s.event.empty()) meta.events = {s.event};
   if (branch_mode) meta.branch_stacks = branches.stacks;
-  write_profile_directory(root_, name, std::move(files), s.identity, std::move(meta), rendered, modes_);
+  write_profile_directory(root_, name, std::move(files), s.identity, std::move(meta), rendered,
+                          modes_);
 }
 
-void ProfileStore::write_collection(const std::string& name, const nlohmann::ordered_json& summary) {
+void ProfileStore::write_collection(const std::string& name,
+                                    const nlohmann::ordered_json& summary) {
   root_.replace_file(name, json_text(summary) + "\n", modes_.file);
 }
 

@@ -51,9 +51,9 @@ struct BinaryProfileSnapshot {
   NoLbrFdata fdata;  // this run's IP samples as BOLT's no_lbr profile
   uint64_t samples = 0;
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
-  std::string event;                // the first of `events`
-  std::vector<std::string> events;  // the events of this run's samples
-  IpProfile ips;  // this run's samples per address
+  std::string event;                                 // the first of `events`
+  std::vector<std::string> events;                   // the events of this run's samples
+  IpProfile ips;                                     // this run's samples per address
   // This run's branch stacks, when the event records them.
   const BranchSamples* branches = nullptr;
   // Makes the profile files from the cumulative counts (output/profile_renderer.h); without it
@@ -94,7 +94,8 @@ class ProfileStore {
   std::string dir_;
   DirectoryHandle root_;
   GenerationModes modes_;
-  std::map<std::string, Base> bases_;  // per binary directory name, read at its first write this run
+  std::map<std::string, Base>
+      bases_;  // per binary directory name, read at its first write this run
   std::vector<std::string> warnings_;
 };
 

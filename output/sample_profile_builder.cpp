@@ -37,7 +37,8 @@ LineLocation location_of(const InlineFrame& frame, DiscriminatorEncoding encodin
                       base_discriminator(frame.discriminator, encoding)};
 }
 
-FunctionSamples& named(std::map<std::string, FunctionSamples, std::less<>>& map, std::string_view name) {
+FunctionSamples& named(std::map<std::string, FunctionSamples, std::less<>>& map,
+                       std::string_view name) {
   auto it = map.find(name);
   if (it == map.end()) it = map.emplace(std::string(name), FunctionSamples{}).first;
   return it->second;
@@ -66,7 +67,8 @@ struct Boundary {
 }  // namespace
 
 SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
-                                   CountingRule rule, ProfileBuildStats* stats, const RenderStop* stop) {
+                                   CountingRule rule, ProfileBuildStats* stats,
+                                   const RenderStop* stop) {
   ProfileBuildStats local;
   ProfileBuildStats& st = stats ? *stats : local;
   const DiscriminatorEncoding encoding = binary.discriminator_encoding();
@@ -125,7 +127,8 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
     const uint64_t first = it->first;
     const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
     const auto piece_count = static_cast<uint64_t>(count);
-    code.for_each(first, last, [&](const Instruction& instruction) { visit(instruction, piece_count); });
+    code.for_each(first, last,
+                  [&](const Instruction& instruction) { visit(instruction, piece_count); });
   }
 
   for (const auto& [branch, calls] : input.branches) {
@@ -138,7 +141,8 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
         FunctionSamples& leaf = leaf_profile(profile, frames, 0, encoding);
         BodySample& line = leaf.body[location_of(frames.back(), encoding)];
         auto target = line.call_targets.find(callee);
-        if (target == line.call_targets.end()) target = line.call_targets.emplace(std::string(callee), 0).first;
+        if (target == line.call_targets.end())
+          target = line.call_targets.emplace(std::string(callee), 0).first;
         target->second += calls;
       }
     }

@@ -33,9 +33,9 @@ enum class CountingRule {
 };
 
 struct ProfileBuildStats {
-  uint64_t instructions = 0;            // instructions symbolized (sampled or zero-filled)
+  uint64_t instructions = 0;               // instructions symbolized (sampled or zero-filled)
   uint64_t unsymbolized_instructions = 0;  // of those, in no DWARF subroutine
-  uint64_t call_branches = 0;           // branches that reached a function entry
+  uint64_t call_branches = 0;              // branches that reached a function entry
 };
 
 // `stop`, when given, is checked every stop->stride instructions (throws RenderStopped).

@@ -20,7 +20,8 @@ bool parse_location(std::string_view s, LineLocation& out) {
   const size_t dot = s.find('.');
   uint64_t offset = 0, discriminator = 0;
   if (!parse_number(s.substr(0, dot), offset) || offset > UINT32_MAX) return false;
-  if (dot != std::string_view::npos && (!parse_number(s.substr(dot + 1), discriminator) || discriminator > UINT32_MAX)) {
+  if (dot != std::string_view::npos &&
+      (!parse_number(s.substr(dot + 1), discriminator) || discriminator > UINT32_MAX)) {
     return false;
   }
   out = {static_cast<uint32_t>(offset), static_cast<uint32_t>(discriminator)};
@@ -38,7 +39,8 @@ bool parse_name_count(std::string_view s, std::string_view& name, uint64_t& coun
 // Takes "<callee>:<calls>" off the front of `rest`: the callee ends at the first colon followed by
 // a whole number and then a space or the end, as LLVM's reader finds it.
 bool take_call_target(std::string_view& rest, std::string_view& callee, uint64_t& calls) {
-  for (size_t colon = rest.find(':'); colon != std::string_view::npos; colon = rest.find(':', colon + 1)) {
+  for (size_t colon = rest.find(':'); colon != std::string_view::npos;
+       colon = rest.find(':', colon + 1)) {
     if (colon == 0) return false;
     const size_t end = std::min(rest.find(' ', colon), rest.size());
     if (parse_number(rest.substr(colon + 1, end - colon - 1), calls)) {
@@ -91,14 +93,17 @@ std::optional<SampleProfile> parse_sample_profile_text(std::string_view text, st
     const size_t depth = line.find_first_not_of(' ');
     if (depth == std::string_view::npos) continue;
     line.remove_prefix(depth);
-    if (line.starts_with('!')) return fail("metadata lines ('" + std::string(line) + "') are not supported");
+    if (line.starts_with('!'))
+      return fail("metadata lines ('" + std::string(line) + "') are not supported");
     if (depth == 0) {
       // "<name>:<total>:<head>"
       if (line.starts_with('[')) return fail("context-sensitive profiles are not supported");
       const size_t last = line.rfind(':');
-      const size_t middle = last == std::string_view::npos || last == 0 ? std::string_view::npos : line.rfind(':', last - 1);
+      const size_t middle = last == std::string_view::npos || last == 0 ? std::string_view::npos
+                                                                        : line.rfind(':', last - 1);
       uint64_t total = 0, head = 0;
-      if (middle == std::string_view::npos || middle == 0 || !parse_number(line.substr(middle + 1, last - middle - 1), total) ||
+      if (middle == std::string_view::npos || middle == 0 ||
+          !parse_number(line.substr(middle + 1, last - middle - 1), total) ||
           !parse_number(line.substr(last + 1), head)) {
         return fail("expected '<function>:<total samples>:<head samples>'");
       }
@@ -136,12 +141,14 @@ std::optional<SampleProfile> parse_sample_profile_text(std::string_view text, st
           continue;
         }
         std::string_view callee;
-        if (!take_call_target(rest, callee, count)) return fail("bad call target in '" + std::string(rest) + "'");
+        if (!take_call_target(rest, callee, count))
+          return fail("bad call target in '" + std::string(rest) + "'");
         sample.call_targets[std::string(callee)] += count;
       }
     } else {
       std::string_view callee;
-      if (!parse_name_count(rest, callee, count)) return fail("expected '<inlined callee>:<total samples>'");
+      if (!parse_name_count(rest, callee, count))
+        return fail("expected '<inlined callee>:<total samples>'");
       FunctionSamples& inlined = owner.inlinees[location][std::string(callee)];
       inlined.total += count;
       open.push_back(&inlined);

@@ -14,14 +14,18 @@ constexpr uint64_t kProfgenExternalAddress = 1;
 
 void append_hex(std::string& out, uint64_t value) {
   char buffer[20];
-  const int n = std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(value));
+  const int n =
+      std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(value));
   out.append(buffer, static_cast<size_t>(n));
 }
 
 // Entries in llvm-profgen's order: by the addresses it holds, its external address (1) first.
-void append_section(std::string& out, const std::map<std::pair<uint64_t, uint64_t>, uint64_t>& entries,
+void append_section(std::string& out,
+                    const std::map<std::pair<uint64_t, uint64_t>, uint64_t>& entries,
                     const char* separator, uint64_t base) {
-  auto profgen_address = [](uint64_t a) { return a == kExternalAddress ? kProfgenExternalAddress : a; };
+  auto profgen_address = [](uint64_t a) {
+    return a == kExternalAddress ? kProfgenExternalAddress : a;
+  };
   std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> sorted;
   sorted.reserve(entries.size());
   for (const auto& [key, count] : entries) {

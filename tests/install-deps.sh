@@ -8,6 +8,8 @@ packages=(
   cmake ninja-build g++ pkg-config
   libelf-dev libdw-dev libzstd-dev libcli11-dev nlohmann-json3-dev libgtest-dev
   libboost-dev libcapstone-dev libbpf-dev bpftool libsystemd-dev libtomlplusplus-dev
+  # the sources' format check (tests/check_format.sh)
+  clang-format-14
   # judges and fixture tools (see README "Testing")
   linux-perf bolt-19 llvm-19 clang-19 lld-19 gcc binutils time
   # the service tests: a Debian 12 tree booted with systemd-nspawn

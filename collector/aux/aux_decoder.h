@@ -38,7 +38,8 @@ class AuxDecoder {
   virtual bool active() const = 0;
   // Decodes one AUXTRACE record's payload, calling emit(record, time) per sample made (each
   // valid during the call). Throws RecordFormatError for a payload it cannot read.
-  virtual void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload, const Emit& emit) = 0;
+  virtual void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
+                          const Emit& emit) = 0;
   // A kSampleRecordType record as a sample; a branch it carries is written to `branch`, which
   // the sample's branch stack points at.
   virtual void decode(const RawRecord& raw, SampleRecord& out, BranchEntry& branch) const = 0;

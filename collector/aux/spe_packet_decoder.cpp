@@ -56,7 +56,8 @@ PacketStatus read_packet(std::span<const uint8_t> bytes, Packet& out) {
     return with_payload(bytes, 1, h, out);
   }
   if ((h & kMaskIndex2) == kHeaderContext || (h & kMaskIndex2) == kHeaderOperationType) {
-    out.kind = (h & kMaskIndex2) == kHeaderContext ? PacketKind::kContext : PacketKind::kOperationType;
+    out.kind =
+        (h & kMaskIndex2) == kHeaderContext ? PacketKind::kContext : PacketKind::kOperationType;
     out.index = h & 3;
     // Operation class 3 is reserved.
     if (out.kind == PacketKind::kOperationType && out.index == 3) return PacketStatus::kBadHeader;
@@ -80,7 +81,8 @@ PacketStatus read_packet(std::span<const uint8_t> bytes, Packet& out) {
     out.extended = true;
   }
   if ((second & kMaskIndex3) == kHeaderAddress || (second & kMaskIndex3) == kHeaderCounter) {
-    out.kind = (second & kMaskIndex3) == kHeaderAddress ? PacketKind::kAddress : PacketKind::kCounter;
+    out.kind =
+        (second & kMaskIndex3) == kHeaderAddress ? PacketKind::kAddress : PacketKind::kCounter;
     out.index = static_cast<uint8_t>(high_index | (second & 7));
     return with_payload(bytes, header_size, second, out);
   }

@@ -68,10 +68,10 @@ inline constexpr bool is_indirect_branch(uint8_t subclass) { return (subclass & 
 
 struct Packet {
   PacketKind kind = PacketKind::kPad;
-  uint8_t index = 0;     // address/counter index, context index, operation class
-  uint8_t size = 0;      // header + payload bytes (for kAlignment: the header only)
-  bool extended = false; // two-byte header
-  uint8_t alignment = 0; // kAlignment: the boundary, in bytes
+  uint8_t index = 0;      // address/counter index, context index, operation class
+  uint8_t size = 0;       // header + payload bytes (for kAlignment: the header only)
+  bool extended = false;  // two-byte header
+  uint8_t alignment = 0;  // kAlignment: the boundary, in bytes
   uint64_t payload = 0;
 };
 
@@ -86,7 +86,9 @@ PacketStatus read_packet(std::span<const uint8_t> bytes, Packet& out);
 // virtual address carries a top-byte tag in [63:56]: dropped, and refilled with ones when bits
 // [55:52] are all ones. A physical address is bits [55:0].
 uint64_t address_of(uint8_t index, uint64_t payload);
-inline uint8_t exception_level_of(uint64_t payload) { return static_cast<uint8_t>((payload >> 61) & 3); }
+inline uint8_t exception_level_of(uint64_t payload) {
+  return static_cast<uint8_t>((payload >> 61) & 3);
+}
 inline bool non_secure_of(uint64_t payload) { return (payload >> 63) != 0; }
 
 struct Record {

@@ -52,10 +52,12 @@ void SpeSampleSynthesizer::observe(const RawRecord& raw) {
       break;
     case abi::kComm:
     case kRecordItraceStart:
-      if (b.size() >= 16) pid_of_tid_[abi::load<uint32_t>(b.data() + 12)] = abi::load<uint32_t>(b.data() + 8);
+      if (b.size() >= 16)
+        pid_of_tid_[abi::load<uint32_t>(b.data() + 12)] = abi::load<uint32_t>(b.data() + 8);
       break;
     case abi::kFork:
-      if (b.size() >= 24) pid_of_tid_[abi::load<uint32_t>(b.data() + 16)] = abi::load<uint32_t>(b.data() + 8);
+      if (b.size() >= 24)
+        pid_of_tid_[abi::load<uint32_t>(b.data() + 16)] = abi::load<uint32_t>(b.data() + 8);
       break;
     default:
       break;
@@ -119,15 +121,18 @@ void SpeSampleSynthesizer::set_time_conversion(uint16_t shift, uint32_t mult, ui
 void SpeSampleSynthesizer::synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
                                       const std::function<void(const RawRecord&, uint64_t)>& emit) {
   // struct perf_record_auxtrace: size, offset, reference, idx, tid, cpu.
-  if (active() && resolve_attr() != UINT32_MAX && auxtrace.bytes.size() < 48) throw RecordFormatError("AUXTRACE record shorter than 48 bytes");
-  const uint32_t chunk_tid = auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 36) : UINT32_MAX;
-  const uint32_t cpu = auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 40) : UINT32_MAX;
+  if (active() && resolve_attr() != UINT32_MAX && auxtrace.bytes.size() < 48)
+    throw RecordFormatError("AUXTRACE record shorter than 48 bytes");
+  const uint32_t chunk_tid =
+      auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 36) : UINT32_MAX;
+  const uint32_t cpu =
+      auxtrace.bytes.size() >= 48 ? abi::load<uint32_t>(auxtrace.bytes.data() + 40) : UINT32_MAX;
   synthesize_chunk(payload, chunk_tid, cpu, auxtrace, emit);
 }
 
-void SpeSampleSynthesizer::synthesize_chunk(std::span<const uint8_t> payload, uint32_t chunk_tid,
-                                            uint32_t cpu, const RawRecord& where,
-                                            const std::function<void(const RawRecord&, uint64_t)>& emit) {
+void SpeSampleSynthesizer::synthesize_chunk(
+    std::span<const uint8_t> payload, uint32_t chunk_tid, uint32_t cpu, const RawRecord& where,
+    const std::function<void(const RawRecord&, uint64_t)>& emit) {
   SpeDecodeTally& tally = state_.info().spe;
   ++tally.chunks;
   if (!active() || resolve_attr() == UINT32_MAX) {
@@ -181,7 +186,8 @@ void SpeSampleSynthesizer::synthesize_chunk(std::span<const uint8_t> payload, ui
   tally.bytes_truncated += c.bytes_truncated;
 }
 
-void SpeSampleSynthesizer::decode(const RawRecord& raw, SampleRecord& out, BranchEntry& branch) const {
+void SpeSampleSynthesizer::decode(const RawRecord& raw, SampleRecord& out,
+                                  BranchEntry& branch) const {
   if (raw.bytes.size() < kSampleSize) throw RecordFormatError("short SPE sample");
   const uint8_t* p = raw.bytes.data();
   const uint32_t flags = abi::load<uint32_t>(p + 28);

@@ -43,7 +43,8 @@ class SpeSampleSynthesizer final : public AuxDecoder {
 
   // Decodes the payload of one AUXTRACE record and calls emit(record, time) for each sample
   // made. The emitted records are valid only during the call.
-  void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload, const Emit& emit) override;
+  void synthesize(const RawRecord& auxtrace, std::span<const uint8_t> payload,
+                  const Emit& emit) override;
 
   // Live collection (spe_live_reader.h): no AUXTRACE_INFO or TIME_CONV comes, the engine says
   // what they would: the SPE PMU's type, and the conversion of SPE timestamps to perf time the

@@ -76,8 +76,8 @@ int CollectLoop::run() {
   settings.unsymbolized = o_.unsymbolized;
   if (settings.target.kind == TargetKind::Command) {
     // The event selection is checked first, so a bad setting never forks the command.
-    (void)select_event(EventOptions{parse_event_request(o_.event, o_.branch_any, o_.branch_filter), o_.frequency,
-                                    o_.period},
+    (void)select_event(EventOptions{parse_event_request(o_.event, o_.branch_any, o_.branch_filter),
+                                    o_.frequency, o_.period},
                        SelectionContext::of_this_process());
     child_.emplace(o_.command);  // forked, waiting for go()
     settings.target.pids = {child_->pid()};
@@ -86,14 +86,15 @@ int CollectLoop::run() {
   // A SIGINT or SIGTERM during a flush stays pending: the flush stops, and the final one has
   // what is left. With a child, profcollect waits for it instead.
   if (!child_) {
-    session_->set_flush_interrupt([this] { return driver_.signal_pending(SIGINT) || driver_.signal_pending(SIGTERM); });
+    session_->set_flush_interrupt(
+        [this] { return driver_.signal_pending(SIGINT) || driver_.signal_pending(SIGTERM); });
   }
   if (child_) {
     child_->go();  // exec; enable_on_exec starts the events
   } else {
     session_->start();
   }
-  std::string what = o_.system_wide ? "all processes"
+  std::string what = o_.system_wide        ? "all processes"
                      : !o_.command.empty() ? "command " + o_.command[0]
                                            : std::to_string(o_.pids.size()) + " process(es)";
   logger_.note("collecting " + what + " into " + o_.output_dir + ", flushing every " +
@@ -104,7 +105,8 @@ int CollectLoop::run() {
   // Wakeups come at half a buffer; a timer also drains so that records of a slow workload and
   // process exits are seen promptly.
   driver_.every(std::chrono::milliseconds(100), [this] { poll(); });
-  driver_.every(std::chrono::milliseconds(static_cast<int64_t>(o_.flush_interval * 1000)), [this] { flush(); });
+  driver_.every(std::chrono::milliseconds(static_cast<int64_t>(o_.flush_interval * 1000)),
+                [this] { flush(); });
   if (o_.duration) {
     driver_.after(std::chrono::milliseconds(static_cast<int64_t>(*o_.duration * 1000)), [this] {
       logger_.note("duration reached");

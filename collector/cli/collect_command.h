@@ -11,17 +11,17 @@
 namespace profcollect {
 
 struct CollectOptions {
-  std::vector<int> pids;              // --pid
-  std::vector<std::string> command;   // after --
-  bool system_wide = false;           // -a
-  std::string event = "auto";         // -e
-  std::string engine = "perf";        // --engine
-  bool branch_any = false;            // -b
-  std::string branch_filter;          // -j
-  std::optional<uint64_t> frequency;  // -F
-  std::optional<uint64_t> period;     // -c
-  std::optional<uint64_t> mmap_pages; // -m
-  uint64_t backlog_mb = 64;           // --backlog-mb (kDefaultBacklogBytes)
+  std::vector<int> pids;               // --pid
+  std::vector<std::string> command;    // after --
+  bool system_wide = false;            // -a
+  std::string event = "auto";          // -e
+  std::string engine = "perf";         // --engine
+  bool branch_any = false;             // -b
+  std::string branch_filter;           // -j
+  std::optional<uint64_t> frequency;   // -F
+  std::optional<uint64_t> period;      // -c
+  std::optional<uint64_t> mmap_pages;  // -m
+  uint64_t backlog_mb = 64;            // --backlog-mb (kDefaultBacklogBytes)
   std::string output_dir = "profcollect.out";
   double flush_interval = 60;
   std::optional<double> duration;

@@ -42,11 +42,12 @@ void print_summary(const ConvertOptions& o, const SessionInfo& session, const Pi
   if (const std::string spe = spe_summary_line(session); !spe.empty()) {
     std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe.c_str());
   }
-  std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions",
-               o.binary.c_str(), static_cast<unsigned long long>(fp.symbolized),
-               percent(fp.symbolized, t.samples), static_cast<unsigned long long>(functions));
+  std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions", o.binary.c_str(),
+               static_cast<unsigned long long>(fp.symbolized), percent(fp.symbolized, t.samples),
+               static_cast<unsigned long long>(functions));
   if (fp.unsymbolized) {
-    std::fprintf(stderr, ", %llu in no function symbol", static_cast<unsigned long long>(fp.unsymbolized));
+    std::fprintf(stderr, ", %llu in no function symbol",
+                 static_cast<unsigned long long>(fp.unsymbolized));
   }
   std::fprintf(stderr, "\n");
   std::string others;
@@ -78,7 +79,8 @@ bool is_perf_data_file(const std::string& path) {
   struct stat st {};
   char magic[8] = {};
   const bool regular = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-  const bool is = regular && ::pread(fd, magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
+  const bool is = regular &&
+                  ::pread(fd, magic, sizeof magic, 0) == static_cast<ssize_t>(sizeof magic) &&
                   std::memcmp(magic, "PERFILE2", sizeof magic) == 0;
   ::close(fd);
   return is;
@@ -104,40 +106,52 @@ int run_convert(const ConvertOptions& o) {
     throw CliError("-o -: several formats are written into a directory, not to standard output", 2);
   }
   if (!o.perf_script.empty() && is_perf_data_file(o.perf_script)) {
-    throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p", 2);
+    throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p",
+                   2);
   }
-  std::shared_ptr<LoadedImage> target = LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
-  if (o.kernel && target->kind() != ImageKind::Kernel && target->kind() != ImageKind::KernelModule) {
-    throw CliError(o.binary + ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
-                   "space, with a _text or _stext symbol) nor a kernel module (ET_REL)", 2);
+  std::shared_ptr<LoadedImage> target =
+      LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
+  if (o.kernel && target->kind() != ImageKind::Kernel &&
+      target->kind() != ImageKind::KernelModule) {
+    throw CliError(
+        o.binary +
+            ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
+            "space, with a _text or _stext symbol) nor a kernel module (ET_REL)",
+        2);
   }
   if (target->translator().empty()) {
     // A module from a perf.data is placed with .text at the start of its memory (perf records
     // no section layout, and assumes as much): one without code in .text has nothing placed.
-    throw CliError(o.binary + (target->kind() == ImageKind::Kernel         ? ": a kernel image without a _text or _stext symbol"
-                               : target->kind() == ImageKind::KernelModule ? ": a kernel module without code in .text: a "
-                                                                             "recording gives no other section's place"
-                                                                           : ": has no executable segment"));
+    throw CliError(o.binary + (target->kind() == ImageKind::Kernel
+                                   ? ": a kernel image without a _text or _stext symbol"
+                               : target->kind() == ImageKind::KernelModule
+                                   ? ": a kernel module without code in .text: a "
+                                     "recording gives no other section's place"
+                                   : ": has no executable segment"));
   }
   if (o.formats.size() > 1) {
     std::error_code ec;
     std::filesystem::create_directories(o.output, ec);
     if (ec || !std::filesystem::is_directory(o.output)) {
-      throw CliError(o.output + ": cannot create the output directory" + (ec ? ": " + ec.message() : std::string()));
+      throw CliError(o.output + ": cannot create the output directory" +
+                     (ec ? ": " + ec.message() : std::string()));
     }
   }
   // Made before any work so that an unwritable destination fails at once; each is removed
   // unless its profile is complete.
   std::map<std::string, std::unique_ptr<OutputFile>> outputs;
-  for (ProfileFormat f : o.formats) outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
+  for (ProfileFormat f : o.formats)
+    outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
   std::unique_ptr<OutputFile> meta_out;
   if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
 
   // AutoFDO needs the debug info; a binary without it still gets its other profiles, and the
   // error is reported after them.
   std::string debug_error;
-  const bool needs_debug = std::any_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->debug_info; });
-  const bool all_need_debug = std::all_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->debug_info; });
+  const bool needs_debug = std::any_of(o.formats.begin(), o.formats.end(),
+                                       [](ProfileFormat f) { return f->debug_info; });
+  const bool all_need_debug = std::all_of(o.formats.begin(), o.formats.end(),
+                                          [](ProfileFormat f) { return f->debug_info; });
   if (needs_debug && !target->debug()) {
     if (all_need_debug) throw CliError(target->debug_error());
     debug_error = target->debug_error();
@@ -157,11 +171,13 @@ int run_convert(const ConvertOptions& o) {
   TargetImageSelector selector(target, o.ignore_build_id, recorded_build_ids(*source));
   PipelineOptions po;
   po.pid = o.pid;
-  const bool ranges = std::any_of(o.formats.begin(), o.formats.end(), [](ProfileFormat f) { return f->branch_ranges; });
+  const bool ranges = std::any_of(o.formats.begin(), o.formats.end(),
+                                  [](ProfileFormat f) { return f->branch_ranges; });
   // -nl: BOLT's profile from the IP samples alone.
-  po.branch_stacks = ranges || std::any_of(o.formats.begin(), o.formats.end(), [&](ProfileFormat f) {
-                       return f->branch_stacks && !(o.no_lbr && f == format_named("bolt"));
-                     });
+  po.branch_stacks =
+      ranges || std::any_of(o.formats.begin(), o.formats.end(), [&](ProfileFormat f) {
+        return f->branch_stacks && !(o.no_lbr && f == format_named("bolt"));
+      });
   // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
   // profile comes from the IP samples.
   po.branch_ranges = ranges && !source->session().arm_spe;
@@ -190,20 +206,23 @@ int run_convert(const ConvertOptions& o) {
   if (profile.ips().empty()) {
     uint64_t mismatched = tally.outcomes[SampleOutcome::BuildIdMismatch];
     if (mismatched) {
-      const std::string recorded_id =
-          selector.mismatched_build_id().empty() ? std::string("unknown") : selector.mismatched_build_id().to_hex();
+      const std::string recorded_id = selector.mismatched_build_id().empty()
+                                          ? std::string("unknown")
+                                          : selector.mismatched_build_id().to_hex();
       if (target->kind() == ImageKind::Kernel) {
-        throw CliError(input + ": " + std::to_string(mismatched) + " samples are in the kernel it recorded (build-id " +
-                       recorded_id + "), not in " + o.binary + " (build-id " + build_id.to_hex() +
+        throw CliError(input + ": " + std::to_string(mismatched) +
+                       " samples are in the kernel it recorded (build-id " + recorded_id +
+                       "), not in " + o.binary + " (build-id " + build_id.to_hex() +
                        "): another kernel build; pass --ignore-build-id to use them anyway");
       }
-      throw CliError(input + ": " + std::to_string(mismatched) + " samples are in " + selector.mismatched_path() +
-                     " (build-id " + recorded_id + "), a file named like " + o.binary +
+      throw CliError(input + ": " + std::to_string(mismatched) + " samples are in " +
+                     selector.mismatched_path() + " (build-id " + recorded_id +
+                     "), a file named like " + o.binary +
                      " whose build-id differs from the binary's (" + build_id.to_hex() +
                      "); pass --ignore-build-id to use them anyway");
     }
-    throw CliError(input + ": none of its " + std::to_string(tally.samples) +
-                   " samples is in " + o.binary + " (build-id " +
+    throw CliError(input + ": none of its " + std::to_string(tally.samples) + " samples is in " +
+                   o.binary + " (build-id " +
                    (build_id.empty() ? std::string("none") : build_id.to_hex()) +
                    "): profiled another binary?");
   }
@@ -211,18 +230,21 @@ int run_convert(const ConvertOptions& o) {
   if (selector.matched_by_name() && !build_id.empty() && !o.quiet) {
     const SessionInfo& session = source->session();
     const std::string why =
-        session.build_id_table_damaged ? std::string("its build-id table is damaged (the file is cut short)")
+        session.build_id_table_damaged
+            ? std::string("its build-id table is damaged (the file is cut short)")
         : session.mmap2_false_build_id_flags
             ? std::to_string(session.mmap2_false_build_id_flags) +
-                  " of its MMAP2 records are flagged as carrying a build-id but hold a device and inode "
+                  " of its MMAP2 records are flagged as carrying a build-id but hold a device and "
+                  "inode "
                   "(the kernel does so when another tool records build-ids at the same time)"
             : std::string("it records no build-id for the file");
     if (target->kind() == ImageKind::Kernel) {
-      std::fprintf(stderr, "profcollect: warning: %s: %s; its kernel mapping was taken for %s unchecked\n",
+      std::fprintf(stderr,
+                   "profcollect: warning: %s: %s; its kernel mapping was taken for %s unchecked\n",
                    input.c_str(), why.c_str(), o.binary.c_str());
     } else {
-      std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n", input.c_str(),
-                   why.c_str(), o.binary.c_str());
+      std::fprintf(stderr, "profcollect: warning: %s: %s; %s was matched by file name only\n",
+                   input.c_str(), why.c_str(), o.binary.c_str());
     }
   }
   std::vector<std::string> events;
@@ -234,12 +256,13 @@ int run_convert(const ConvertOptions& o) {
   RenderRequest request;
   request.formats = o.formats;
   request.no_lbr = o.no_lbr;
-  const RenderedProfiles rendered =
-      render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
+  const RenderedProfiles rendered = render_profiles(
+      *target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
   for (const auto& [format, why] : rendered.missing) {
     // What lacks debug info is said after the other profiles are written; anything else the
     // input cannot give fails the conversion.
-    if (!format->debug_info) throw CliError(input + ": --format " + std::string(format->name) + ": " + why);
+    if (!format->debug_info)
+      throw CliError(input + ": --format " + std::string(format->name) + ": " + why);
     if (debug_error.empty()) debug_error = why;
   }
   // All or nothing: every file is staged (written and fsynced beside its place; a full disk
@@ -259,10 +282,12 @@ int run_convert(const ConvertOptions& o) {
   if (meta_out) meta_out->commit();
   if (!o.quiet) {
     print_summary(o, source->session(), tally, fp, fp.totals().size());
-    std::fprintf(stderr, "profcollect: wrote %s\n", o.output == "-" ? "standard output" : o.output.c_str());
+    std::fprintf(stderr, "profcollect: wrote %s\n",
+                 o.output == "-" ? "standard output" : o.output.c_str());
     if (rendered.meta.contains("unsymbolized_profgen_flags") && o.formats.size() == 1) {
-      std::fprintf(stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",
-                   o.output.c_str(), rendered.meta["unsymbolized_profgen_flags"].get<std::string>().c_str());
+      std::fprintf(
+          stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",
+          o.output.c_str(), rendered.meta["unsymbolized_profgen_flags"].get<std::string>().c_str());
     }
   }
   if (!debug_error.empty()) throw CliError(debug_error + " (the BOLT profile was written)");

@@ -15,9 +15,9 @@ inline constexpr double kDefaultRequestTimeout = 30;  // seconds
 
 struct CtlOptions {
   std::string socket = kDefaultControlSocket;
-  std::string command;              // status, flush, reload, kernel
-  std::optional<double> duration;   // kernel
-  bool json = false;                // the reply as the daemon sent it
+  std::string command;             // status, flush, reload, kernel
+  std::optional<double> duration;  // kernel
+  bool json = false;               // the reply as the daemon sent it
   // Seconds to wait for the reply (kernel: beyond its duration). Unset: what the request may
   // take on a busy host. A flush waits for the drain thread's pass (up to 10 s) and then renders
   // every profile; anything else waits behind a flush already under way.

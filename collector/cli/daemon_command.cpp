@@ -28,7 +28,8 @@ class JournalLogger : public SessionLogger {
 
  private:
   static void say(const char* level, const char* kind, const std::string& m) {
-    std::fprintf(stderr, "%sprofcollect: %s%s\n", level, kind, spell_settings(m, daemon_config_key).c_str());
+    std::fprintf(stderr, "%sprofcollect: %s%s\n", level, kind,
+                 spell_settings(m, daemon_config_key).c_str());
     std::fflush(stderr);
   }
 };

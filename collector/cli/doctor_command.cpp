@@ -10,9 +10,11 @@ namespace profcollect {
 namespace {
 
 void print_text(const MachineFacts& facts, const std::vector<MachineCheck>& checks) {
-  std::printf("profcollect doctor: kernel %s on %s\n", facts.kernel_release.c_str(), facts.machine.c_str());
+  std::printf("profcollect doctor: kernel %s on %s\n", facts.kernel_release.c_str(),
+              facts.machine.c_str());
   for (const MachineCheck& c : checks) {
-    std::printf("%-8s %-20s %s\n", std::string(check_status_name(c.status)).c_str(), c.id.c_str(), c.detail.c_str());
+    std::printf("%-8s %-20s %s\n", std::string(check_status_name(c.status)).c_str(), c.id.c_str(),
+                c.detail.c_str());
     if (!c.fix.empty()) std::printf("%-8s %-20s fix: %s\n", "", "", c.fix.c_str());
   }
 }

@@ -38,19 +38,24 @@ int run_kernel(const KernelOptions& o) {
   s.mmap_pages = o.mmap_pages;
   s.debug_dirs = o.debug_dirs;
 
-  SessionDriver driver({SIGINT, SIGTERM});  // before the collection's threads: it blocks the signals
+  SessionDriver driver(
+      {SIGINT, SIGTERM});  // before the collection's threads: it blocks the signals
   StderrLogger logger(o.quiet);
   KernelCollection collection(std::move(s), logger);
   const bool show_progress = !o.quiet && ::isatty(STDERR_FILENO);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.duration * 1000));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(o.duration * 1000));
   auto show_time_left = [&] {
-    const auto left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    std::fprintf(stderr, "\rprofcollect: kernel profile, %.0f s left  ", std::max(0.0, std::ceil(left)));
+    const auto left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    std::fprintf(stderr, "\rprofcollect: kernel profile, %.0f s left  ",
+                 std::max(0.0, std::ceil(left)));
     std::fflush(stderr);
   };
 
   collection.start();
-  logger.note("collecting a kernel profile of every CPU for " + format_seconds(o.duration) + " into " + o.output_dir);
+  logger.note("collecting a kernel profile of every CPU for " + format_seconds(o.duration) +
+              " into " + o.output_dir);
   driver.watch(collection.descriptors(), [&] { collection.drain(); });
   // Every 100 ms too: system-wide buffers fill fast.
   driver.every(std::chrono::milliseconds(100), [&] { collection.drain(); });
@@ -66,19 +71,22 @@ int run_kernel(const KernelOptions& o) {
   const KernelCollectionResult r = collection.finish();
   if (!o.quiet) {
     std::fprintf(stderr, "profcollect: %llu kernel samples (%llu in modules), event %s\n",
-                 static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.module_samples),
+                 static_cast<unsigned long long>(r.samples),
+                 static_cast<unsigned long long>(r.module_samples),
                  collection.event().name.c_str());
     if (r.symbolized) {
       std::fprintf(stderr, "profcollect: kernel profile in %s\n", r.profile_dir.c_str());
     } else {
       // The command to finish the profile is on a line of its own, to be copied whole.
-      std::fprintf(stderr,
-                   "profcollect: kernel profile in %s (no vmlinux with debug info):\n"
-                   "  functions.txt: samples per function from /proc/kallsyms\n"
-                   "  autofdo.unsym: llvm-profgen's unsymbolized profile; where the vmlinux is, finish it with\n"
-                   "    llvm-profgen --kernel --binary vmlinux --unsymbolized-profile %s/autofdo.unsym "
-                   "--leading-ip-only --output kernel.afdo\n",
-                   r.profile_dir.c_str(), r.profile_dir.c_str());
+      std::fprintf(
+          stderr,
+          "profcollect: kernel profile in %s (no vmlinux with debug info):\n"
+          "  functions.txt: samples per function from /proc/kallsyms\n"
+          "  autofdo.unsym: llvm-profgen's unsymbolized profile; where the vmlinux is, finish it "
+          "with\n"
+          "    llvm-profgen --kernel --binary vmlinux --unsymbolized-profile %s/autofdo.unsym "
+          "--leading-ip-only --output kernel.afdo\n",
+          r.profile_dir.c_str(), r.profile_dir.c_str());
       for (size_t i = 0; i < r.top.size() && i < 10; ++i) {
         std::fprintf(stderr, "  %6.2f%%  %s%s\n", 100.0 * r.top[i].share, r.top[i].name.c_str(),
                      r.top[i].module.empty() ? "" : (" [" + r.top[i].module + "]").c_str());

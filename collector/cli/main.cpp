@@ -41,12 +41,15 @@ constexpr const char* kVersion = "0.1.0";
 // switch tools by changing one word: convert's arguments in perf2bolt's dialect
 // (perf2bolt_dialect.h), a short option's value after '=' anywhere. The command after "--" is
 // not touched.
-std::vector<std::string> normalize_args(const std::vector<std::string>& in, std::optional<std::string>& unknown) {
+std::vector<std::string> normalize_args(const std::vector<std::string>& in,
+                                        std::optional<std::string>& unknown) {
   std::vector<std::string> dialect = in;
   // The subcommand is the first word that is not an option.
-  const auto sub = std::find_if(in.begin(), in.end(), [](const std::string& a) { return !a.starts_with("-"); });
+  const auto sub =
+      std::find_if(in.begin(), in.end(), [](const std::string& a) { return !a.starts_with("-"); });
   if (sub != in.end() && *sub == "convert") {
-    profcollect::Perf2boltRewrite rewritten = profcollect::from_perf2bolt_dialect(std::vector<std::string>(sub + 1, in.end()));
+    profcollect::Perf2boltRewrite rewritten =
+        profcollect::from_perf2bolt_dialect(std::vector<std::string>(sub + 1, in.end()));
     unknown = rewritten.unknown;
     dialect.assign(in.begin(), sub + 1);
     dialect.insert(dialect.end(), rewritten.args.begin(), rewritten.args.end());
@@ -57,7 +60,8 @@ std::vector<std::string> normalize_args(const std::vector<std::string>& in, std:
       args.push_back("--nl");
     } else if (a == "-ignore-build-id") {
       args.push_back("--ignore-build-id");
-    } else if (a.size() > 3 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1])) && a[2] == '=') {
+    } else if (a.size() > 3 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1])) &&
+               a[2] == '=') {
       args.push_back(a.substr(0, 2));
       args.push_back(a.substr(3));
     } else {
@@ -68,7 +72,8 @@ std::vector<std::string> normalize_args(const std::vector<std::string>& in, std:
 }
 
 // A usage error is one line; an unknown option gets the nearest known one as a suggestion.
-int usage_error(CLI::App& app, const std::string& what, bool extras, const std::vector<std::string>& args) {
+int usage_error(CLI::App& app, const std::string& what, bool extras,
+                const std::vector<std::string>& args) {
   std::string message = what;
   if (extras) {
     for (const std::string& a : args) {
@@ -105,26 +110,29 @@ int main(int argc, char** argv) {
   app.add_option("-p,--pid", pid_list, "processes to profile (all their threads and children)")
       ->type_name("PID[,PID...]");
   app.add_flag("-a,--all-cpus", collect.system_wide, "profile every process");
-  app.add_option("-e,--event", collect.event,
-                 "auto, lbr, brs, spe (Arm SPE), cycles, cpu-clock, or a raw event rHEX; perf's modifiers "
-                 "u and k (cycles:u, cpu-clock:k), and p, pp, ppp on a raw event (r20c4:k)")
+  app.add_option(
+         "-e,--event", collect.event,
+         "auto, lbr, brs, spe (Arm SPE), cycles, cpu-clock, or a raw event rHEX; perf's modifiers "
+         "u and k (cycles:u, cpu-clock:k), and p, pp, ppp on a raw event (r20c4:k)")
       ->type_name("EVENT")
       ->capture_default_str();
-  app.add_option("--engine", collect.engine,
-                 "perf (ring buffers), bpf (samples counted in the kernel by a BPF program), or auto "
-                 "(bpf where the kernel and capabilities allow it, else perf)")
+  app.add_option(
+         "--engine", collect.engine,
+         "perf (ring buffers), bpf (samples counted in the kernel by a BPF program), or auto "
+         "(bpf where the kernel and capabilities allow it, else perf)")
       ->type_name("ENGINE")
       ->check(CLI::IsMember({"perf", "bpf", "auto"}).description(""))
       ->capture_default_str();
   // perf's branch stack request.
-  auto* any_branch_flag =
-      app.add_flag("-b,--branch-any", collect.branch_any, "sample taken-branch stacks (perf's -b = -j any)");
+  auto* any_branch_flag = app.add_flag("-b,--branch-any", collect.branch_any,
+                                       "sample taken-branch stacks (perf's -b = -j any)");
   app.add_option("-j,--branch-filter", collect.branch_filter,
                  "branch stack filter: any[,u][,k] (perf's -j)")
       ->type_name("FILTER")
       ->excludes(any_branch_flag);
   app.add_option("-F,--freq", collect.frequency,
-                 "samples per second (default 4000), or max: the kernel's limit (kernel.perf_event_max_sample_rate)")
+                 "samples per second (default 4000), or max: the kernel's limit "
+                 "(kernel.perf_event_max_sample_rate)")
       ->type_name("HZ|max")
       ->transform(frequency_word_max(kMaxFrequency))
       ->check(whole_number(1, kMaxFrequency));
@@ -135,13 +143,16 @@ int main(int argc, char** argv) {
                  "data pages per ring buffer, a power of two (default: what fits the lock limit)")
       ->type_name("PAGES")
       ->check(power_of_two(1, kMaxMmapPages));
-  app.add_option("--backlog-mb", collect.backlog_mb,
-                 "MiB the drain thread may hold for the collector while it is busy (samples past it are "
-                 "counted lost: backlog_full)")
+  app.add_option(
+         "--backlog-mb", collect.backlog_mb,
+         "MiB the drain thread may hold for the collector while it is busy (samples past it are "
+         "counted lost: backlog_full)")
       ->type_name("MIB")
       ->capture_default_str()
       ->check(whole_number(kMinBacklogMb, kMaxBacklogMb));
-  app.add_option("-o,--output", collect.output_dir, "output directory")->type_name("DIR")->capture_default_str();
+  app.add_option("-o,--output", collect.output_dir, "output directory")
+      ->type_name("DIR")
+      ->capture_default_str();
   app.add_option("--flush-interval", collect.flush_interval, "seconds between flushes")
       ->type_name("SECONDS")
       ->capture_default_str()
@@ -152,16 +163,19 @@ int main(int argc, char** argv) {
   app.add_option("--binary", collect.binaries,
                  "profile only this binary (path as mapped, or build-id); repeatable")
       ->type_name("PATH|BUILD-ID");
-  app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info")->type_name("DIR");
+  app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info")
+      ->type_name("DIR");
   app.add_flag("--unsymbolized", collect.unsymbolized,
                "also write autofdo.unsym (llvm-profgen's unsymbolized profile) per binary");
   app.add_flag("-q,--quiet", collect.quiet, "print nothing but errors");
 
   ConvertOptions convert;
   auto* c = app.add_subcommand(
-      "convert", "Convert a perf.data into a BOLT profile for BINARY (perf2bolt's job). perf2bolt's "
-                 "spellings are taken too: -perfdata=FILE, -nl, -ba, -ignore-build-id, -pid=N.");
-  c->add_option("-p,--perfdata", convert.perf_data, "perf.data to read (a file, a `perf record "
+      "convert",
+      "Convert a perf.data into a BOLT profile for BINARY (perf2bolt's job). perf2bolt's "
+      "spellings are taken too: -perfdata=FILE, -nl, -ba, -ignore-build-id, -pid=N.");
+  c->add_option("-p,--perfdata", convert.perf_data,
+                "perf.data to read (a file, a `perf record "
                 "--threads` directory, or - for a pipe)")
       ->type_name("FILE");
   c->add_option("--perf-script", convert.perf_script,
@@ -176,8 +190,9 @@ int main(int argc, char** argv) {
                 "profile to write (replaced atomically); a directory when several formats")
       ->type_name("FILE")
       ->required();
-  c->add_flag("--nl", convert.no_lbr,
-              "BOLT no_lbr profile from IP samples even when the input has branch stacks; also -nl, -ba");
+  c->add_flag(
+      "--nl", convert.no_lbr,
+      "BOLT no_lbr profile from IP samples even when the input has branch stacks; also -nl, -ba");
   c->add_option("--pid", convert.pid, "only samples of this process")
       ->type_name("PID")
       ->check(whole_number(1, kMaxPid));
@@ -186,19 +201,22 @@ int main(int argc, char** argv) {
   c->add_option("--debug-dir", convert.debug_dirs,
                 "directory searched for separate debug info (.build-id/xx/yyyy.debug); repeatable")
       ->type_name("DIR");
-  c->add_flag("--kernel", convert.kernel,
-              "BINARY is the kernel (vmlinux, as llvm-profgen --kernel) or a kernel module (.ko): refuse "
-              "anything else; a kernel image given without it is converted the same way");
+  c->add_flag(
+      "--kernel", convert.kernel,
+      "BINARY is the kernel (vmlinux, as llvm-profgen --kernel) or a kernel module (.ko): refuse "
+      "anything else; a kernel image given without it is converted the same way");
   c->add_flag("-q,--quiet", convert.quiet, "print nothing but errors");
-  c->add_option("BINARY", convert.binary,
-                "the executable, shared library, kernel image (vmlinux) or kernel module (.ko) profiled")
+  c->add_option(
+       "BINARY", convert.binary,
+       "the executable, shared library, kernel image (vmlinux) or kernel module (.ko) profiled")
       ->type_name("")
       ->required();
 
   ReportOptions report;
-  auto* r = app.add_subcommand("report", "Summarize a perf.data (samples, losses, per-file counts, "
-                                         "and with BINARY its mapping and top functions) or a "
-                                         "live collection's output directory.");
+  auto* r = app.add_subcommand("report",
+                               "Summarize a perf.data (samples, losses, per-file counts, "
+                               "and with BINARY its mapping and top functions) or a "
+                               "live collection's output directory.");
   r->add_option("INPUT", report.input, "perf.data, or an output directory of live collection")
       ->type_name("")
       ->required();
@@ -216,18 +234,26 @@ int main(int argc, char** argv) {
   r->add_flag("-q,--quiet", report.quiet, "no progress display");
 
   std::string daemon_config = kDefaultDaemonConfig;
-  auto* d = app.add_subcommand("daemon", "Run the collection daemon: every process, profiles flushed into "
-                                         "output_dir, a control socket (see `profcollect ctl`).");
-  d->add_option("--config", daemon_config, "configuration file (TOML)")->type_name("FILE")->capture_default_str();
+  auto* d = app.add_subcommand("daemon",
+                               "Run the collection daemon: every process, profiles flushed into "
+                               "output_dir, a control socket (see `profcollect ctl`).");
+  d->add_option("--config", daemon_config, "configuration file (TOML)")
+      ->type_name("FILE")
+      ->capture_default_str();
   std::string check_config;
-  auto* check = d->add_option("--check-config", check_config,
-                              "check the configuration (FILE, else --config's), print it in effect, exit 0 or 1")
-                    ->type_name("[FILE]")
-                    ->expected(0, 1);
+  auto* check =
+      d->add_option(
+           "--check-config", check_config,
+           "check the configuration (FILE, else --config's), print it in effect, exit 0 or 1")
+          ->type_name("[FILE]")
+          ->expected(0, 1);
 
   CtlOptions ctl;
-  auto* k = app.add_subcommand("ctl", "Send one request to the running daemon and print its reply.");
-  k->add_option("--socket", ctl.socket, "the daemon's control socket")->type_name("PATH")->capture_default_str();
+  auto* k =
+      app.add_subcommand("ctl", "Send one request to the running daemon and print its reply.");
+  k->add_option("--socket", ctl.socket, "the daemon's control socket")
+      ->type_name("PATH")
+      ->capture_default_str();
   k->add_option("COMMAND", ctl.command, "status, flush, reload, or kernel --duration S")
       ->type_name("")
       ->required()
@@ -235,9 +261,11 @@ int main(int argc, char** argv) {
   k->add_option("--duration", ctl.duration, "seconds of kernel profile (kernel)")
       ->type_name("SECONDS")
       ->check(seconds(kMinSeconds, kMaxSeconds));
-  k->add_flag("--json", ctl.json, "print the daemon's reply as JSON (default: a summary for people)");
-  k->add_option("--timeout", ctl.timeout, "give up when the daemon has not answered after this many seconds "
-                                          "(default: 120 for flush, 30 otherwise; kernel: after its duration and this)")
+  k->add_flag("--json", ctl.json,
+              "print the daemon's reply as JSON (default: a summary for people)");
+  k->add_option("--timeout", ctl.timeout,
+                "give up when the daemon has not answered after this many seconds "
+                "(default: 120 for flush, 30 otherwise; kernel: after its duration and this)")
       ->type_name("SECONDS")
       ->check(seconds(kMinSeconds, kMaxSeconds));
 
@@ -255,27 +283,34 @@ int main(int argc, char** argv) {
                  "the running kernel's vmlinux (default: looked for in /usr/lib/debug/boot, "
                  "/lib/modules/RELEASE/build, /boot)")
       ->type_name("FILE");
-  kc->add_option("--modules", kernel.modules_dir,
-                 "directory searched for the loaded modules' .ko files (default: /lib/modules/RELEASE)")
+  kc->add_option(
+        "--modules", kernel.modules_dir,
+        "directory searched for the loaded modules' .ko files (default: /lib/modules/RELEASE)")
       ->type_name("DIR");
-  kc->add_option("-o,--output", kernel.output_dir, "output directory")->type_name("DIR")->capture_default_str();
+  kc->add_option("-o,--output", kernel.output_dir, "output directory")
+      ->type_name("DIR")
+      ->capture_default_str();
   kc->add_option("--format", kernel.formats,
-                 format_names(/*kernel=*/true) + ", joined by commas (default: autofdo,unsymbolized; without a "
-                 "vmlinux only the unsymbolized profile and the function summary)")
+                 format_names(/*kernel=*/true) +
+                     ", joined by commas (default: autofdo,unsymbolized; without a "
+                     "vmlinux only the unsymbolized profile and the function summary)")
       ->type_name("FORMAT[,FORMAT...]");
   kc->add_option("-F,--freq", kernel.frequency,
                  "samples per second (cycles, cpu-clock), or max: the kernel's limit")
       ->type_name("HZ|max")
       ->transform(frequency_word_max(kMaxFrequency))
       ->check(whole_number(1, kMaxFrequency));
-  kc->add_option("-c,--count", kernel.period, "events per sample (default for taken branches: 500009)")
+  kc->add_option("-c,--count", kernel.period,
+                 "events per sample (default for taken branches: 500009)")
       ->type_name("N")
       ->check(whole_number(1, kMaxPeriod));
   kc->add_option("-m,--mmap-pages", kernel.mmap_pages, "data pages per ring buffer, a power of two")
       ->type_name("PAGES")
       ->check(power_of_two(1, kMaxMmapPages));
-  kc->add_option("--debug-dir", kernel.debug_dirs, "directory searched for separate debug info")->type_name("DIR");
-  kc->add_option("--kernel-notes", kernel.notes_path, "")->group("");  // tests: a notes file of their own
+  kc->add_option("--debug-dir", kernel.debug_dirs, "directory searched for separate debug info")
+      ->type_name("DIR");
+  kc->add_option("--kernel-notes", kernel.notes_path, "")
+      ->group("");  // tests: a notes file of their own
   kc->add_flag("-q,--quiet", kernel.quiet, "print nothing but errors");
 
   MergeOptions merge;
@@ -301,7 +336,8 @@ int main(int argc, char** argv) {
       "PMU, branch-stack hardware (LBR, BRS, BRBE), Arm SPE, perf_event_paranoid, kptr_restrict, "
       "capabilities, BPF and BTF, the ring-buffer lock budget, the kernel's vmlinux, module debug "
       "info, toolchain hazards for AutoFDO kernels. Exit status 0 whenever the report is made.");
-  doc->add_flag("--json", doctor.json, "print the report as JSON (id, status, detail, fix per check)");
+  doc->add_flag("--json", doctor.json,
+                "print the report as JSON (id, status, detail, fix per check)");
 
   // Set after the subcommands, which would copy it: it describes the top level's options only.
   app.footer(
@@ -350,8 +386,9 @@ int main(int argc, char** argv) {
       return run_convert(convert);
     }
     if (*r) return run_report(report);
-    if (*d) return *check ? run_daemon_check(check_config.empty() ? daemon_config : check_config)
-                          : run_daemon(daemon_config);
+    if (*d)
+      return *check ? run_daemon_check(check_config.empty() ? daemon_config : check_config)
+                    : run_daemon(daemon_config);
     if (*k) return run_ctl(ctl);
     if (*m) return run_merge(merge);
     if (*doc) return run_doctor(doctor);

@@ -30,12 +30,14 @@ std::optional<std::string> check_whole_number(std::string_view text, uint64_t mi
   if (text.empty() || text.find_first_not_of("0123456789") != std::string_view::npos) return why;
   uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max) return why;
+  if (ec != std::errc() || end != text.data() + text.size() || value < min || value > max)
+    return why;
   return std::nullopt;
 }
 
 std::optional<std::string> check_seconds(std::string_view text, double min, double max) {
-  const std::string why = quoted(text) + " is not a number of seconds from " + seconds_range_text(min, max);
+  const std::string why =
+      quoted(text) + " is not a number of seconds from " + seconds_range_text(min, max);
   // Digits with at most one decimal point: no sign, exponent, hex, "inf" or "nan".
   if (text.empty() || text.find_first_not_of("0123456789.") != std::string_view::npos ||
       text.find('.') != text.rfind('.') || text == ".") {
@@ -45,7 +47,8 @@ std::optional<std::string> check_seconds(std::string_view text, double min, doub
   errno = 0;
   char* end = nullptr;
   const double value = std::strtod(copy.c_str(), &end);
-  if (errno != 0 || end != copy.c_str() + copy.size() || !std::isfinite(value) || value < min || value > max) {
+  if (errno != 0 || end != copy.c_str() + copy.size() || !std::isfinite(value) || value < min ||
+      value > max) {
     return why;
   }
   return std::nullopt;
@@ -55,13 +58,16 @@ std::optional<std::string> check_power_of_two(std::string_view text, uint64_t mi
   if (auto why = check_whole_number(text, min, max)) return why;
   uint64_t value = 0;
   std::from_chars(text.data(), text.data() + text.size(), value);
-  if ((value & (value - 1)) != 0) return quoted(text) + " is not a power of two (1, 2, 4, ... " + std::to_string(max) + ")";
+  if ((value & (value - 1)) != 0)
+    return quoted(text) + " is not a power of two (1, 2, 4, ... " + std::to_string(max) + ")";
   return std::nullopt;
 }
 
 CLI::Validator whole_number(uint64_t min, uint64_t max) {
   return CLI::Validator(
-      [min, max](std::string& s) { return check_whole_number(s, min, max).value_or(std::string()); },
+      [min, max](std::string& s) {
+        return check_whole_number(s, min, max).value_or(std::string());
+      },
       "");
 }
 
@@ -73,7 +79,9 @@ CLI::Validator seconds(double min, double max) {
 
 CLI::Validator power_of_two(uint64_t min, uint64_t max) {
   return CLI::Validator(
-      [min, max](std::string& s) { return check_power_of_two(s, min, max).value_or(std::string()); },
+      [min, max](std::string& s) {
+        return check_power_of_two(s, min, max).value_or(std::string());
+      },
       "");
 }
 
@@ -83,7 +91,9 @@ CLI::Validator frequency_word_max(uint64_t max) {
         if (s != "max") return std::string();
         const std::optional<uint64_t> limit = read_max_sample_rate();
         if (!limit || *limit == 0) {
-          return std::string("max: kernel.perf_event_max_sample_rate cannot be read, so the highest rate is unknown");
+          return std::string(
+              "max: kernel.perf_event_max_sample_rate cannot be read, so the highest rate is "
+              "unknown");
         }
         s = std::to_string(std::min(*limit, max));
         return std::string();

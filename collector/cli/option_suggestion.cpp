@@ -15,7 +15,8 @@ void collect_spellings(CLI::App& app, std::vector<std::string>& out) {
     for (const std::string& s : o->get_snames()) out.push_back("-" + s);
     for (const std::string& l : o->get_lnames()) out.push_back("--" + l);
   }
-  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) collect_spellings(*sub, out);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    collect_spellings(*sub, out);
 }
 
 }  // namespace
@@ -60,7 +61,8 @@ std::optional<std::string> nearest_option(CLI::App& app, const std::string& name
     }
   }
   // Close enough: at most a third of the longer word, and at least one letter in common.
-  if (!best || best_distance == 0 || best_distance * 3 > std::max(name.size(), best->size())) return std::nullopt;
+  if (!best || best_distance == 0 || best_distance * 3 > std::max(name.size(), best->size()))
+    return std::nullopt;
   return best;
 }
 

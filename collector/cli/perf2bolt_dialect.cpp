@@ -35,11 +35,14 @@ struct Refused {
   std::string_view why;
 };
 constexpr Refused kRefused[] = {
-    {"w", "YAML profiles are not written; convert writes BOLT's fdata (-o) and its pre-aggregated "
-          "profile (--format preagg)"},
-    {"pa", "pre-aggregated profiles are written (--format preagg), not read; give the perf.data with -p"},
-    {"itrace", "instruction traces (Intel PT) are not read; convert takes IP samples, branch stacks and "
-               "Arm SPE records"},
+    {"w",
+     "YAML profiles are not written; convert writes BOLT's fdata (-o) and its pre-aggregated "
+     "profile (--format preagg)"},
+    {"pa",
+     "pre-aggregated profiles are written (--format preagg), not read; give the perf.data with -p"},
+    {"itrace",
+     "instruction traces (Intel PT) are not read; convert takes IP samples, branch stacks and "
+     "Arm SPE records"},
     {"heatmap", "heat maps are not drawn (llvm-bolt-heatmap draws them)"},
 };
 
@@ -67,14 +70,20 @@ Perf2boltRewrite from_perf2bolt_dialect(const std::vector<std::string>& args) {
       continue;
     }
     const size_t eq = a.find('=');
-    const std::string name = a.substr(dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
+    const std::string name =
+        a.substr(dashes, eq == std::string::npos ? std::string::npos : eq - dashes);
     const std::string spelled = a.substr(0, eq);
-    if (name == "profile-format" && eq != std::string::npos && a.substr(eq + 1) == "fdata") continue;  // the default
+    if (name == "profile-format" && eq != std::string::npos && a.substr(eq + 1) == "fdata")
+      continue;  // the default
     if (name == "profile-format") {
-      throw CliError(spelled + ": YAML profiles are not written; convert writes BOLT's fdata (-o) and its "
-                     "pre-aggregated profile (--format preagg)", 2);
+      throw CliError(
+          spelled +
+              ": YAML profiles are not written; convert writes BOLT's fdata (-o) and its "
+              "pre-aggregated profile (--format preagg)",
+          2);
     }
-    if (const Refused* r = refused(name)) throw CliError(spelled + ": not taken: " + std::string(r->why), 2);
+    if (const Refused* r = refused(name))
+      throw CliError(spelled + ": not taken: " + std::string(r->why), 2);
     if (const Taken* t = taken(name)) {
       if (t->takes == Takes::Dropped) continue;
       out.args.emplace_back(t->ours);

@@ -13,7 +13,8 @@ namespace profcollect {
 
 struct Perf2boltRewrite {
   std::vector<std::string> args;  // in CLI11's spelling: `--perfdata FILE`, `--nl`, ...
-  std::optional<std::string> unknown;  // a one-dash long option that is neither ours nor perf2bolt's
+  std::optional<std::string>
+      unknown;  // a one-dash long option that is neither ours nor perf2bolt's
 };
 
 // Rewrites the arguments that follow `convert`. Throws CliError (exit 2) naming a perf2bolt

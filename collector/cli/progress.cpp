@@ -10,14 +10,16 @@ namespace {
 bool g_drawn = false;
 }
 
-std::function<void(uint64_t, uint64_t)> make_progress_reporter(const std::string& what, bool quiet) {
+std::function<void(uint64_t, uint64_t)> make_progress_reporter(const std::string& what,
+                                                               bool quiet) {
   if (quiet || !isatty(STDERR_FILENO)) return {};
   return [what](uint64_t done, uint64_t total) {
     if (total > 0) {
       std::fprintf(stderr, "\r%s: %3.0f%% (%llu MiB)", what.c_str(), 100.0 * done / total,
                    static_cast<unsigned long long>(done >> 20));
     } else {
-      std::fprintf(stderr, "\r%s: %llu MiB", what.c_str(), static_cast<unsigned long long>(done >> 20));
+      std::fprintf(stderr, "\r%s: %llu MiB", what.c_str(),
+                   static_cast<unsigned long long>(done >> 20));
     }
     g_drawn = true;
   };

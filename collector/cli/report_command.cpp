@@ -34,7 +34,8 @@ std::string module_display_name(const Dso& d, const std::set<std::string>& named
 }
 
 std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& processes,
-                                 const SessionInfo& session, const std::set<std::string>& named_before_data) {
+                                 const SessionInfo& session,
+                                 const std::set<std::string>& named_before_data) {
   // Several Dso entries can share a display name (one file seen with and without a build-id, or
   // kernel text and its aliases): perf script's dso column counts them together.
   std::vector<DsoCount> out;
@@ -51,7 +52,8 @@ std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& pr
   for (const auto& [index, n] : t.per_dso) {
     const Dso& d = processes.dso(index);
     std::string bid = d.build_id.empty() ? std::string() : d.build_id.to_hex();
-    const bool module = d.kernel && !d.path.starts_with("[kernel.kallsyms]") && !d.path.starts_with("[guest.kernel");
+    const bool module = d.kernel && !d.path.starts_with("[kernel.kallsyms]") &&
+                        !d.path.starts_with("[guest.kernel");
     std::string name = module ? module_display_name(d, named_before_data) : dso_display_name(d);
     if (bid.empty()) {
       // The build-id table names the kernel "[kernel.kallsyms]", its MMAP "[kernel.kallsyms]_text".
@@ -72,11 +74,15 @@ std::vector<DsoCount> dso_counts(const PipelineCounts& t, const ProcessTable& pr
   return out;
 }
 
-double share(uint64_t part, uint64_t whole) { return whole ? static_cast<double>(part) / whole : 0.0; }
+double share(uint64_t part, uint64_t whole) {
+  return whole ? static_cast<double>(part) / whole : 0.0;
+}
 
 // A function as perf names it: its symbol-table name. BOLT's names ("step/2" for the second
 // local "step") tell apart functions a profile must not merge, which a reader does not need.
-const std::string& shown_name(const FunctionSymbol& f) { return f.raw_name.empty() ? f.name : f.raw_name; }
+const std::string& shown_name(const FunctionSymbol& f) {
+  return f.raw_name.empty() ? f.name : f.raw_name;
+}
 
 }  // namespace
 
@@ -88,7 +94,8 @@ int run_report(const ReportOptions& o) {
   std::unique_ptr<RecordSource> source = open_perf_data(o.input);
   std::unique_ptr<ImageSelector> selector;
   if (target) {
-    selector = std::make_unique<TargetImageSelector>(target, o.ignore_build_id, recorded_build_ids(*source));
+    selector = std::make_unique<TargetImageSelector>(target, o.ignore_build_id,
+                                                     recorded_build_ids(*source));
   } else {
     selector = std::make_unique<NoImageSelector>();
   }
@@ -100,7 +107,8 @@ int run_report(const ReportOptions& o) {
   for (const BuildIdEntry& e : source->session().build_ids) named_before_data.insert(e.filename);
   std::string damage;
   try {
-    read_recording(*source, pipeline, make_progress_reporter("reading " + o.input, o.quiet || o.json));
+    read_recording(*source, pipeline,
+                   make_progress_reporter("reading " + o.input, o.quiet || o.json));
   } catch (const SourceError& e) {
     // Report what was read before the damage, then fail.
     damage = e.what();
@@ -113,7 +121,8 @@ int run_report(const ReportOptions& o) {
   if (target) {
     IpProfile none;
     const std::vector<int32_t> slots = pipeline.profiled_slots();
-    fp = FunctionProfile::build(slots.empty() ? none : pipeline.profile(slots.front())->ips(), target->symbols());
+    fp = FunctionProfile::build(slots.empty() ? none : pipeline.profile(slots.front())->ips(),
+                                target->symbols());
     tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
     tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
   }
@@ -161,9 +170,11 @@ int run_report(const ReportOptions& o) {
     std::cout << json_text(j) << "\n";
   } else {
     std::printf("%s: %llu samples, %llu lost, %llu throttling events\n", o.input.c_str(),
-                static_cast<unsigned long long>(tally.samples), static_cast<unsigned long long>(tally.lost),
+                static_cast<unsigned long long>(tally.samples),
+                static_cast<unsigned long long>(tally.lost),
                 static_cast<unsigned long long>(tally.throttled));
-    if (const std::string spe = spe_summary_line(source->session()); !spe.empty()) std::printf("%s\n", spe.c_str());
+    if (const std::string spe = spe_summary_line(source->session()); !spe.empty())
+      std::printf("%s\n", spe.c_str());
     std::printf("\n%10s %7s  %s\n", "samples", "share", "file");
     for (const auto& d : dsos) {
       std::printf("%10llu %6.2f%%  %s%s%s\n", static_cast<unsigned long long>(d.samples),
@@ -172,7 +183,9 @@ int run_report(const ReportOptions& o) {
     }
     if (target) {
       std::printf("\n%s (build-id %s): %llu samples mapped (%.2f%%)\n", o.binary.c_str(),
-                  target->identity().build_id.empty() ? "none" : target->identity().build_id.to_hex().c_str(),
+                  target->identity().build_id.empty()
+                      ? "none"
+                      : target->identity().build_id.to_hex().c_str(),
                   static_cast<unsigned long long>(tally.outcomes[SampleOutcome::Mapped]),
                   100 * share(tally.outcomes[SampleOutcome::Mapped], tally.samples));
       for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
@@ -187,7 +200,8 @@ int run_report(const ReportOptions& o) {
       auto totals = fp->totals();
       for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
         std::printf("%10llu %6.2f%%  %s\n", static_cast<unsigned long long>(totals[i].count),
-                    100 * share(totals[i].count, tally.samples), shown_name(*totals[i].function).c_str());
+                    100 * share(totals[i].count, tally.samples),
+                    shown_name(*totals[i].function).c_str());
       }
     }
     std::fflush(stdout);

@@ -35,12 +35,12 @@ struct FunctionCount {
 // One DIR/<binary>-<id>/ directory as its files describe it.
 struct BinaryReport {
   std::string directory;
-  nlohmann::json meta;                  // meta.json as written (null when missing or bad)
-  std::vector<FunctionCount> functions; // largest first
+  nlohmann::json meta;                   // meta.json as written (null when missing or bad)
+  std::vector<FunctionCount> functions;  // largest first
   uint64_t fdata_samples = 0;
-  std::vector<std::string> set_aside;   // bolt.fdata.unreadable-* left by an earlier run
+  std::vector<std::string> set_aside;     // bolt.fdata.unreadable-* left by an earlier run
   std::string fdata_name = "bolt.fdata";  // the no_lbr profile read
-  uint64_t branch_stacks = 0;           // with branch samples
+  uint64_t branch_stacks = 0;             // with branch samples
 };
 
 // fdata names escape spaces and backslashes with a backslash; print them as the symbol reads.
@@ -102,7 +102,8 @@ std::string seconds_between(uint64_t from_ns, uint64_t to_ns) {
 
 // One binary's directory, read by the codec's rules (output/profile_directory.h): each fault
 // is a problem, and what could be read is reported.
-BinaryReport read_binary(const DirectoryHandle& root, const std::string& name, std::vector<std::string>& problems) {
+BinaryReport read_binary(const DirectoryHandle& root, const std::string& name,
+                         std::vector<std::string>& problems) {
   BinaryReport b;
   b.directory = name;
   std::optional<DirectoryHandle> dir;
@@ -139,20 +140,24 @@ void print_collection(const std::string& dir, const ordered_json& c) {
                      : c.contains("period")     ? "period " + std::to_string(number(c, "period"))
                                                 : "unknown rate";
   const std::string engine = c.contains("engine") ? ", engine " + text(c, "engine") : "";
-  std::printf("%s: %s at %s%s, %s to %s (%s)\n", dir.c_str(), text(c, "event").c_str(), rate.c_str(),
-              engine.c_str(), utc_time(number(c, "start_ns")).c_str(), utc_time(number(c, "end_ns")).c_str(),
+  std::printf("%s: %s at %s%s, %s to %s (%s)\n", dir.c_str(), text(c, "event").c_str(),
+              rate.c_str(), engine.c_str(), utc_time(number(c, "start_ns")).c_str(),
+              utc_time(number(c, "end_ns")).c_str(),
               seconds_between(number(c, "start_ns"), number(c, "end_ns")).c_str());
   std::printf("  %-28s %12" PRIu64 "\n", "samples", samples);
   // The lost samples never arrived, so their share is of what the kernel took.
   std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " taken; %" PRIu64 " LOST records)\n",
-              "lost", lost, percent(lost, samples + lost), samples + lost, number(c, "lost_records"));
+              "lost", lost, percent(lost, samples + lost), samples + lost,
+              number(c, "lost_records"));
   std::printf("  %-28s %12" PRIu64 "\n", "throttled", number(c, "throttled"));
   // The BPF engine's counts that no binary got: their address changed mapping within a drain
   // interval (never guessed), or the program could not store them (in `lost` too).
   if (c.contains("bpf") && c["bpf"].is_object()) {
     const uint64_t counted = number(c["bpf"], "counted"), ambiguous = number(c["bpf"], "ambiguous");
-    std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " counted in the kernel; %" PRIu64 " not stored)\n",
-                "ambiguous", ambiguous, percent(ambiguous, counted), counted, number(c["bpf"], "not_stored"));
+    std::printf("  %-28s %12" PRIu64 "  (%.2f%% of %" PRIu64 " counted in the kernel; %" PRIu64
+                " not stored)\n",
+                "ambiguous", ambiguous, percent(ambiguous, counted), counted,
+                number(c["bpf"], "not_stored"));
   }
   // Arm SPE: what the AUX records said (data lost to a full area, gaps, collided samples) and
   // what the decoder made of the bytes.
@@ -160,12 +165,14 @@ void print_collection(const std::string& dir, const ordered_json& c) {
     const ordered_json& a = c["arm_spe"];
     std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " bytes; %" PRIu64 " truncated, %" PRIu64
                 " restarts after truncation, %" PRIu64 " partial, %" PRIu64 " collision)\n",
-                "SPE AUX records", number(a, "aux_records"), number(a, "aux_bytes"), number(a, "aux_truncated"),
-                number(a, "restarts_after_truncation"), number(a, "aux_partial"), number(a, "aux_collisions"));
+                "SPE AUX records", number(a, "aux_records"), number(a, "aux_bytes"),
+                number(a, "aux_truncated"), number(a, "restarts_after_truncation"),
+                number(a, "aux_partial"), number(a, "aux_collisions"));
     std::printf("  %-28s %12" PRIu64 "  (%" PRIu64 " taken branches; %" PRIu64 " dropped, %" PRIu64
                 " bytes skipped, %" PRIu64 " without a thread)\n",
-                "SPE records", number(a, "records"), number(a, "taken_branches"), number(a, "records_dropped"),
-                number(a, "bytes_skipped"), number(a, "threads_unknown"));
+                "SPE records", number(a, "records"), number(a, "taken_branches"),
+                number(a, "records_dropped"), number(a, "bytes_skipped"),
+                number(a, "threads_unknown"));
   }
   std::printf("  %-28s %12" PRIu64 "  (%.2f%%) in %" PRIu64 " profiled binaries\n", "mapped",
               number(c, "mapped"), percent(number(c, "mapped"), samples), number(c, "binaries"));
@@ -186,11 +193,13 @@ void print_binary(const BinaryReport& b, size_t top) {
   const uint64_t samples = number(b.meta, "samples");
   std::printf("  build-id %s, event %s\n", build_id.empty() ? "none" : build_id.c_str(),
               text(b.meta, "event").c_str());
-  std::printf("  %" PRIu64 " samples, %" PRIu64 " of them in functions (%s), %s to %s\n",
-              samples, b.fdata_samples, b.fdata_name.c_str(), utc_time(number(b.meta, "first_sample_ns")).c_str(),
+  std::printf("  %" PRIu64 " samples, %" PRIu64 " of them in functions (%s), %s to %s\n", samples,
+              b.fdata_samples, b.fdata_name.c_str(),
+              utc_time(number(b.meta, "first_sample_ns")).c_str(),
               utc_time(number(b.meta, "last_sample_ns")).c_str());
   if (b.branch_stacks) {
-    std::printf("  %" PRIu64 " branch stacks (bolt.fdata, bolt.preagg and autofdo.prof are made from them)\n",
+    std::printf("  %" PRIu64
+                " branch stacks (bolt.fdata, bolt.preagg and autofdo.prof are made from them)\n",
                 b.branch_stacks);
   }
   for (const auto& aside : b.set_aside) {
@@ -211,17 +220,18 @@ ordered_json binary_json(const BinaryReport& b, size_t top) {
   ordered_json j;
   j["directory"] = b.directory;
   for (const char* key : {"path", "build_id", "event"}) j[key] = text(b.meta, key);
-  for (const char* key : {"samples", "first_sample_ns", "last_sample_ns"}) j[key] = number(b.meta, key);
+  for (const char* key : {"samples", "first_sample_ns", "last_sample_ns"})
+    j[key] = number(b.meta, key);
   j["fdata_samples"] = b.fdata_samples;
   j["branch_stacks"] = b.branch_stacks;
   j["function_count"] = b.functions.size();
   j["functions"] = ordered_json::array();
   for (size_t i = 0; i < b.functions.size() && i < top; ++i) {
-    j["functions"].push_back({{"name", b.functions[i].name},
-                              {"samples", b.functions[i].samples},
-                              {"share", b.fdata_samples ? static_cast<double>(b.functions[i].samples) /
-                                                              b.fdata_samples
-                                                        : 0.0}});
+    j["functions"].push_back(
+        {{"name", b.functions[i].name},
+         {"samples", b.functions[i].samples},
+         {"share",
+          b.fdata_samples ? static_cast<double>(b.functions[i].samples) / b.fdata_samples : 0.0}});
   }
   j["set_aside"] = b.set_aside;
   return j;
@@ -236,8 +246,10 @@ bool is_collection_directory(const std::string& path) {
 
 int run_directory_report(const ReportOptions& o) {
   if (!o.binary.empty()) {
-    throw CliError("report " + o.input + ": a collection directory takes no BINARY (its profiles "
-                   "name their binaries)", 2);
+    throw CliError("report " + o.input +
+                       ": a collection directory takes no BINARY (its profiles "
+                       "name their binaries)",
+                   2);
   }
   if (o.pid) throw CliError("report " + o.input + ": --pid applies to perf.data input only", 2);
   // Everything in it is reached through its descriptor and never through a link.
@@ -291,16 +303,18 @@ int run_directory_report(const ReportOptions& o) {
   }
   std::sort(subdirs.begin(), subdirs.end());
   if (subdirs.empty() && !has_collection) {
-    throw CliError(o.input + ": holds no profcollect output (no collection.json, no "
+    throw CliError(o.input +
+                   ": holds no profcollect output (no collection.json, no "
                    "<binary>-<build-id>/ profile directories)");
   }
 
   std::vector<BinaryReport> binaries;
   for (const auto& s : subdirs) binaries.push_back(read_binary(*root, s, problems));
   // Most samples first: the binaries that matter most lead the report.
-  std::stable_sort(binaries.begin(), binaries.end(), [](const BinaryReport& a, const BinaryReport& b) {
-    return number(a.meta, "samples") > number(b.meta, "samples");
-  });
+  std::stable_sort(binaries.begin(), binaries.end(),
+                   [](const BinaryReport& a, const BinaryReport& b) {
+                     return number(a.meta, "samples") > number(b.meta, "samples");
+                   });
 
   if (o.json) {
     // The schema of a recording's report (report_command.cpp, docs/usage.md), then what only a
@@ -331,8 +345,10 @@ int run_directory_report(const ReportOptions& o) {
     std::fflush(stdout);
   }
   if (!problems.empty()) {
-    throw CliError(o.input + ": " + std::to_string(problems.size()) + " file(s) could not be read; "
-                   "first: " + problems.front());
+    throw CliError(o.input + ": " + std::to_string(problems.size()) +
+                   " file(s) could not be read; "
+                   "first: " +
+                   problems.front());
   }
   return 0;
 }

@@ -7,11 +7,12 @@ std::string spe_summary_line(const SessionInfo& session) {
   const SpeDecodeTally& s = session.spe;
   const AuxTally& a = session.aux;
   return "Arm SPE: " + std::to_string(s.records) + " records (" + std::to_string(s.taken_branches) +
-         " taken branches), " + std::to_string(s.records_dropped) + " dropped, " + std::to_string(s.bytes_skipped) +
-         " bytes skipped, " + std::to_string(s.records_without_thread) + " without a thread; " +
-         std::to_string(a.records) + " AUX records (" + std::to_string(a.bytes) + " bytes: " +
-         std::to_string(a.truncated) + " truncated, " + std::to_string(a.partial) + " partial, " +
-         std::to_string(a.collisions) + " collision)";
+         " taken branches), " + std::to_string(s.records_dropped) + " dropped, " +
+         std::to_string(s.bytes_skipped) + " bytes skipped, " +
+         std::to_string(s.records_without_thread) + " without a thread; " +
+         std::to_string(a.records) + " AUX records (" + std::to_string(a.bytes) +
+         " bytes: " + std::to_string(a.truncated) + " truncated, " + std::to_string(a.partial) +
+         " partial, " + std::to_string(a.collisions) + " collision)";
 }
 
 nlohmann::ordered_json spe_summary_json(const SessionInfo& session) {

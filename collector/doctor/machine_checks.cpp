@@ -11,19 +11,24 @@
 namespace profcollect {
 namespace {
 
-bool has_cap(const MachineFacts& f, unsigned cap) { return (f.permissions.effective_caps >> cap) & 1; }
+bool has_cap(const MachineFacts& f, unsigned cap) {
+  return (f.permissions.effective_caps >> cap) & 1;
+}
 
-bool is_arm(const MachineFacts& f) { return f.machine == "aarch64" || f.machine.rfind("arm", 0) == 0; }
+bool is_arm(const MachineFacts& f) {
+  return f.machine == "aarch64" || f.machine.rfind("arm", 0) == 0;
+}
 
 MachineCheck pmu_check(const MachineFacts& f) {
   if (f.cycles_open_errno == 0)
     return {"pmu", CheckStatus::Ok, "hardware PMU: the cycles event opens (" + f.cpu.pmu + ")", ""};
-  return {"pmu", CheckStatus::Limited,
-          "no hardware PMU: cycles does not open (" + errno_name(f.cycles_open_errno) +
-              "); samples come from the cpu-clock timer, so no branch stacks and coarser IP samples",
-          "on a virtual machine, give it the host's PMU (KVM/QEMU: -cpu host with pmu=on, libvirt "
-          "<pmu state='on'/>; VMware: 'virtualize CPU performance counters'; cloud: a bare-metal or "
-          "PMU-enabled instance type)"};
+  return {
+      "pmu", CheckStatus::Limited,
+      "no hardware PMU: cycles does not open (" + errno_name(f.cycles_open_errno) +
+          "); samples come from the cpu-clock timer, so no branch stacks and coarser IP samples",
+      "on a virtual machine, give it the host's PMU (KVM/QEMU: -cpu host with pmu=on, libvirt "
+      "<pmu state='on'/>; VMware: 'virtualize CPU performance counters'; cloud: a bare-metal or "
+      "PMU-enabled instance type)"};
 }
 
 MachineCheck branch_check(const MachineFacts& f) {
@@ -35,7 +40,8 @@ MachineCheck branch_check(const MachineFacts& f) {
             "branch stacks need Intel LBR, AMD BRS (Zen 3) or LbrExtV2 (Zen 4), or Arm BRBE; on a "
             "virtual machine the hypervisor must pass them through (KVM: a -cpu model with the "
             "host's LBR and pmu=on)"};
-  const std::string name = branch_hardware_name(f.cpu.brs ? BranchHardware::AmdBrs : f.cpu.branch_stack);
+  const std::string name =
+      branch_hardware_name(f.cpu.brs ? BranchHardware::AmdBrs : f.cpu.branch_stack);
   const std::string entries =
       f.cpu.branch_entries ? ", " + std::to_string(f.cpu.branch_entries) + " entries" : "";
   if (f.branch_open_errno && *f.branch_open_errno != 0)
@@ -47,7 +53,8 @@ MachineCheck branch_check(const MachineFacts& f) {
                   "kernel.perf_event_paranoid <= 1"
                 : "the kernel's PMU driver refuses branch stacks: check dmesg for the PMU and LBR "
                   "lines; on a virtual machine the hypervisor may hide them"};
-  return {"branch_stack", CheckStatus::Ok, name + entries + ": branch profiles for BOLT and AutoFDO", ""};
+  return {"branch_stack", CheckStatus::Ok,
+          name + entries + ": branch profiles for BOLT and AutoFDO", ""};
 }
 
 MachineCheck spe_check(const MachineFacts& f) {
@@ -58,19 +65,24 @@ MachineCheck spe_check(const MachineFacts& f) {
   }
   if (!is_arm(f))
     return {"spe", CheckStatus::Info, "Arm SPE: not an Arm machine (" + f.machine + ")", ""};
-  return {"spe", CheckStatus::Missing, "Arm SPE: no arm_spe_N PMU in /sys/bus/event_source/devices",
-          "load the arm_spe_pmu module (CONFIG_ARM_SPE_PMU); some kernels also need kpti=off on the "
-          "command line; on a virtual machine SPE is not passed through"};
+  return {
+      "spe", CheckStatus::Missing, "Arm SPE: no arm_spe_N PMU in /sys/bus/event_source/devices",
+      "load the arm_spe_pmu module (CONFIG_ARM_SPE_PMU); some kernels also need kpti=off on the "
+      "command line; on a virtual machine SPE is not passed through"};
 }
 
 MachineCheck paranoid_check(const MachineFacts& f) {
   const PerfPermissions& p = f.permissions;
   std::ostringstream d;
-  d << "kernel.perf_event_paranoid = " << p.paranoid << (p.perfmon() ? ", with CAP_PERFMON" : ", without CAP_PERFMON")
-    << ": own processes " << (p.may_open_any() ? "yes" : "no") << ", every process (-a) "
-    << (p.may_sample_cpus() ? "yes" : "no") << ", kernel samples " << (p.may_sample_kernel() ? "yes" : "no");
-  if (p.may_sample_cpus() && p.may_sample_kernel()) return {"perf_event_paranoid", CheckStatus::Ok, d.str(), ""};
-  return {"perf_event_paranoid", p.may_open_any() ? CheckStatus::Limited : CheckStatus::Missing, d.str(),
+  d << "kernel.perf_event_paranoid = " << p.paranoid
+    << (p.perfmon() ? ", with CAP_PERFMON" : ", without CAP_PERFMON") << ": own processes "
+    << (p.may_open_any() ? "yes" : "no") << ", every process (-a) "
+    << (p.may_sample_cpus() ? "yes" : "no") << ", kernel samples "
+    << (p.may_sample_kernel() ? "yes" : "no");
+  if (p.may_sample_cpus() && p.may_sample_kernel())
+    return {"perf_event_paranoid", CheckStatus::Ok, d.str(), ""};
+  return {"perf_event_paranoid", p.may_open_any() ? CheckStatus::Limited : CheckStatus::Missing,
+          d.str(),
           "grant CAP_PERFMON (the profcollect service does, as an ambient capability), or run "
           "`sysctl kernel.perf_event_paranoid=" +
               std::string(p.may_sample_kernel() ? "0" : "1") + "` (-1 for everything)"};
@@ -117,10 +129,12 @@ MachineCheck capabilities_check(const MachineFacts& f) {
       lack += std::string(lack.empty() ? "" : ", ") + c.name + " (" + c.use + ")";
     }
   }
-  std::string detail = "uid " + std::to_string(f.permissions.uid) + " has " + (have.empty() ? "none" : have);
+  std::string detail =
+      "uid " + std::to_string(f.permissions.uid) + " has " + (have.empty() ? "none" : have);
   if (lack.empty()) return {"capabilities", CheckStatus::Ok, detail, ""};
   detail += "; lacks " + lack;
-  const bool needed = !has_cap(f, kCapSysAdmin) && !has_cap(f, kCapPerfmon) && !f.permissions.may_sample_cpus();
+  const bool needed =
+      !has_cap(f, kCapSysAdmin) && !has_cap(f, kCapPerfmon) && !f.permissions.may_sample_cpus();
   return {"capabilities", needed ? CheckStatus::Limited : CheckStatus::Info, detail,
           needed ? "run as root, or give the user CAP_PERFMON CAP_SYS_PTRACE CAP_DAC_READ_SEARCH "
                    "CAP_CHECKPOINT_RESTORE CAP_SYSLOG (the service unit's AmbientCapabilities=)"
@@ -134,11 +148,14 @@ MachineCheck bpf_check(const MachineFacts& f) {
   if (f.bpf_perf_event_probe == 1)
     return {"bpf", CheckStatus::Ok, "BPF perf_event programs load", ""};
   if (f.bpf_perf_event_probe == 0)
-    return {"bpf", CheckStatus::Missing, "the kernel has no BPF perf_event programs",
-            "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS; the perf engine works without"};
+    return {
+        "bpf", CheckStatus::Missing, "the kernel has no BPF perf_event programs",
+        "a kernel with CONFIG_BPF_SYSCALL and CONFIG_BPF_EVENTS; the perf engine works without"};
   const int err = -f.bpf_perf_event_probe;
   std::string detail = "a BPF perf_event program does not load (" + errno_name(err) + ")";
-  if (f.unprivileged_bpf_disabled) detail += ", kernel.unprivileged_bpf_disabled = " + std::to_string(*f.unprivileged_bpf_disabled);
+  if (f.unprivileged_bpf_disabled)
+    detail +=
+        ", kernel.unprivileged_bpf_disabled = " + std::to_string(*f.unprivileged_bpf_disabled);
   return {"bpf", CheckStatus::Missing, detail,
           err == EPERM || err == EACCES ? "grant CAP_BPF and CAP_PERFMON (or run as root)"
                                         : "check the kernel's BPF configuration and lockdown mode"};
@@ -161,15 +178,19 @@ MachineCheck lock_budget_check(const MachineFacts& f) {
   } catch (const BufferSizeError& e) {
     error = e.what();
   }
-  const std::string detail = "ring-buffer lock budget: " + (b.unlimited ? std::string("unlimited") : b.describe());
-  if (!error.empty()) return {"mlock_budget", CheckStatus::Missing, detail + ": " + error, "see above"};
-  const std::string per = std::to_string(pages) + " data pages (" + std::to_string(pages * b.page_size / 1024) +
-                          " KiB) per CPU buffer";
-  if (pages >= kDefaultMaxMmapPages) return {"mlock_budget", CheckStatus::Ok, detail + ": " + per, ""};
+  const std::string detail =
+      "ring-buffer lock budget: " + (b.unlimited ? std::string("unlimited") : b.describe());
+  if (!error.empty())
+    return {"mlock_budget", CheckStatus::Missing, detail + ": " + error, "see above"};
+  const std::string per = std::to_string(pages) + " data pages (" +
+                          std::to_string(pages * b.page_size / 1024) + " KiB) per CPU buffer";
+  if (pages >= kDefaultMaxMmapPages)
+    return {"mlock_budget", CheckStatus::Ok, detail + ": " + per, ""};
   return {"mlock_budget", CheckStatus::Limited,
-          detail + ": " + per + ", less than perf record's " + std::to_string(kDefaultMaxMmapPages) +
-              "; high sample rates may lose samples",
-          "raise kernel.perf_event_mlock_kb or RLIMIT_MEMLOCK (LimitMEMLOCK= in a unit), or grant CAP_IPC_LOCK"};
+          detail + ": " + per + ", less than perf record's " +
+              std::to_string(kDefaultMaxMmapPages) + "; high sample rates may lose samples",
+          "raise kernel.perf_event_mlock_kb or RLIMIT_MEMLOCK (LimitMEMLOCK= in a unit), or grant "
+          "CAP_IPC_LOCK"};
 }
 
 MachineCheck vmlinux_check(const MachineFacts& f) {
@@ -182,27 +203,30 @@ MachineCheck vmlinux_check(const MachineFacts& f) {
       "written unsymbolized, to finish with llvm-profgen --kernel --unsymbolized-profile";
   if (v.path.empty())
     return {"vmlinux", CheckStatus::Missing,
-            "no vmlinux for " + f.kernel_release + (looked.empty() ? "" : ": " + looked), fix_install};
+            "no vmlinux for " + f.kernel_release + (looked.empty() ? "" : ": " + looked),
+            fix_install};
   if (!v.error.empty())
     return {"vmlinux", CheckStatus::Missing, v.path + ": " + v.error, fix_install};
   if (!v.running_build_id.empty() && v.build_id != v.running_build_id)
     return {"vmlinux", CheckStatus::Missing,
-            v.path + " has build-id " + (v.build_id.empty() ? "none" : v.build_id) + ", the running kernel " +
-                v.running_build_id + ": it is another kernel's image",
+            v.path + " has build-id " + (v.build_id.empty() ? "none" : v.build_id) +
+                ", the running kernel " + v.running_build_id + ": it is another kernel's image",
             fix_install};
   if (!v.has_debug_info)
-    return {"vmlinux", CheckStatus::Limited, v.path + " matches the running kernel but has no debug info",
-            fix_install};
+    return {"vmlinux", CheckStatus::Limited,
+            v.path + " matches the running kernel but has no debug info", fix_install};
   return {"vmlinux", CheckStatus::Ok,
           v.path + " with debug info" +
-              (v.running_build_id.empty() ? " (the running kernel's build-id is unreadable: not checked)"
-                                          : ", build-id " + v.build_id + " matches the running kernel"),
+              (v.running_build_id.empty()
+                   ? " (the running kernel's build-id is unreadable: not checked)"
+                   : ", build-id " + v.build_id + " matches the running kernel"),
           ""};
 }
 
 MachineCheck modules_check(const MachineFacts& f) {
   if (!f.modules)
-    return {"module_debug_info", CheckStatus::Info, "the kernel has no loadable modules (no /proc/modules)", ""};
+    return {"module_debug_info", CheckStatus::Info,
+            "the kernel has no loadable modules (no /proc/modules)", ""};
   size_t with = 0, found = 0;
   std::string without;
   for (const ModuleDebugFact& m : *f.modules) {
@@ -213,8 +237,9 @@ MachineCheck modules_check(const MachineFacts& f) {
       without += (without.empty() ? "" : ", ") + m.name;
     }
   }
-  const std::string counts = std::to_string(f.modules->size()) + " modules loaded, " + std::to_string(found) +
-                             " .ko found, " + std::to_string(with) + " with debug info";
+  const std::string counts = std::to_string(f.modules->size()) + " modules loaded, " +
+                             std::to_string(found) + " .ko found, " + std::to_string(with) +
+                             " with debug info";
   if (with == f.modules->size()) return {"module_debug_info", CheckStatus::Ok, counts, ""};
   return {"module_debug_info", CheckStatus::Limited,
           counts + "; without: " + without + (without.size() >= 200 ? ", ..." : "") +
@@ -231,43 +256,52 @@ MachineCheck toolchain_check(const MachineFacts& f) {
     return {"toolchain", CheckStatus::Info, "no strip on PATH", ""};
   const std::string version = binutils_version(*f.strip_version);
   if (version.empty()) return {"toolchain", CheckStatus::Info, "strip: " + *f.strip_version, ""};
-  const bool broken = version.rfind("2.43", 0) == 0 &&
-                      (version.size() == 4 || !std::isdigit(static_cast<unsigned char>(version[4])));
+  const bool broken =
+      version.rfind("2.43", 0) == 0 &&
+      (version.size() == 4 || !std::isdigit(static_cast<unsigned char>(version[4])));
   if (broken)
     return {"toolchain", CheckStatus::Limited,
-            "binutils " + version + ": its strip fails on .rel.llvm.call-graph-profile in modules "
-            "built with an AutoFDO profile, so INSTALL_MOD_STRIP=1 breaks modules_install",
-            "strip with llvm-strip (make ... STRIP=llvm-strip, or LLVM=1) or use another binutils release"};
-  return {"toolchain", CheckStatus::Ok, "binutils " + version + " (strip works on AutoFDO-built modules)", ""};
+            "binutils " + version +
+                ": its strip fails on .rel.llvm.call-graph-profile in modules "
+                "built with an AutoFDO profile, so INSTALL_MOD_STRIP=1 breaks modules_install",
+            "strip with llvm-strip (make ... STRIP=llvm-strip, or LLVM=1) or use another binutils "
+            "release"};
+  return {"toolchain", CheckStatus::Ok,
+          "binutils " + version + " (strip works on AutoFDO-built modules)", ""};
 }
 
 }  // namespace
 
 std::string_view check_status_name(CheckStatus status) {
   switch (status) {
-    case CheckStatus::Ok: return "ok";
-    case CheckStatus::Limited: return "limited";
-    case CheckStatus::Missing: return "missing";
-    case CheckStatus::Info: return "info";
+    case CheckStatus::Ok:
+      return "ok";
+    case CheckStatus::Limited:
+      return "limited";
+    case CheckStatus::Missing:
+      return "missing";
+    case CheckStatus::Info:
+      return "info";
   }
   return "info";
 }
 
 std::string binutils_version(const std::string& line) {
-  if (line.find("GNU strip") == std::string::npos && line.find("Binutils") == std::string::npos) return "";
+  if (line.find("GNU strip") == std::string::npos && line.find("Binutils") == std::string::npos)
+    return "";
   const size_t end = line.find_last_not_of(" \t\r\n");
   if (end == std::string::npos) return "";
   const size_t start = line.find_last_of(" \t", end);
-  std::string v = line.substr(start == std::string::npos ? 0 : start + 1, end - (start == std::string::npos ? 0 : start + 1) + 1);
+  std::string v = line.substr(start == std::string::npos ? 0 : start + 1,
+                              end - (start == std::string::npos ? 0 : start + 1) + 1);
   if (v.empty() || !std::isdigit(static_cast<unsigned char>(v[0]))) return "";
   return v;
 }
 
 std::vector<MachineCheck> check_machine(const MachineFacts& f) {
-  return {pmu_check(f),         branch_check(f),    spe_check(f),
-          paranoid_check(f),    kptr_check(f),      capabilities_check(f),
-          bpf_check(f),         btf_check(f),       lock_budget_check(f),
-          vmlinux_check(f),     modules_check(f),   toolchain_check(f)};
+  return {pmu_check(f),         branch_check(f),       spe_check(f),     paranoid_check(f),
+          kptr_check(f),        capabilities_check(f), bpf_check(f),     btf_check(f),
+          lock_budget_check(f), vmlinux_check(f),      modules_check(f), toolchain_check(f)};
 }
 
 }  // namespace profcollect

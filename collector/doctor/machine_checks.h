@@ -28,7 +28,7 @@ enum class CheckStatus {
 std::string_view check_status_name(CheckStatus status);  // "ok", "limited", "missing", "info"
 
 struct MachineCheck {
-  std::string id;      // stable, for --json: "pmu", "branch_stack", "perf_event_paranoid", ...
+  std::string id;  // stable, for --json: "pmu", "branch_stack", "perf_event_paranoid", ...
   CheckStatus status = CheckStatus::Info;
   std::string detail;  // what was found
   std::string fix;     // what to do about it; empty when nothing needs doing
@@ -43,19 +43,19 @@ struct ModuleDebugFact {
 
 // The vmlinux a kernel profile would be symbolized with.
 struct VmlinuxFact {
-  std::string running_build_id;     // from the kernel's notes, empty when unreadable
-  std::string path;                 // the first candidate that exists, empty when none
-  std::string build_id;             // its build-id
-  bool has_debug_info = false;      // .debug_info present
+  std::string running_build_id;        // from the kernel's notes, empty when unreadable
+  std::string path;                    // the first candidate that exists, empty when none
+  std::string build_id;                // its build-id
+  bool has_debug_info = false;         // .debug_info present
   std::vector<std::string> looked_at;  // what was looked at and why each was passed over
-  std::string error;                // why the candidate could not be read
+  std::string error;                   // why the candidate could not be read
 };
 
 struct MachineFacts {
   std::string kernel_release;  // uname -r
   std::string machine;         // uname -m
   CpuCapabilities cpu;
-  int cycles_open_errno = 0;          // trial open of hardware cycles: 0 or the errno
+  int cycles_open_errno = 0;             // trial open of hardware cycles: 0 or the errno
   std::optional<int> branch_open_errno;  // trial open of the branch engine the CPU claims
   std::vector<std::string> spe_pmus;     // arm_spe_N in sysfs
   PerfPermissions permissions;

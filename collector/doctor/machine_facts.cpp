@@ -50,7 +50,8 @@ bool has_debug_info(const ElfBinary& elf) {
 }
 
 // modules.dep lines: "kernel/fs/fuse/fuse.ko: dep.ko ..."; name -> path relative to the dir.
-std::map<std::string, std::string> module_files(const SystemFiles& files, const std::string& modules_dir) {
+std::map<std::string, std::string> module_files(const SystemFiles& files,
+                                                const std::string& modules_dir) {
   std::map<std::string, std::string> out;
   const std::optional<std::string> dep = files.read(modules_dir + "/modules.dep");
   if (!dep) return out;
@@ -168,20 +169,24 @@ MachineFacts gather_machine_facts(const MachineProbes& probes) {
   }
   f.cpu = probe_cpu_capabilities(probes.files);
   f.permissions = PerfPermissions::of_this_process();
-  if (auto p = read_int(probes.files, "/proc/sys/kernel/perf_event_paranoid")) f.permissions.paranoid = *p;
+  if (auto p = read_int(probes.files, "/proc/sys/kernel/perf_event_paranoid"))
+    f.permissions.paranoid = *p;
   const bool kernel = f.permissions.may_sample_kernel();
   const SamplingRate rate;  // perf's default frequency
   f.cycles_open_errno = probes.perf_open(make_probe_attr(SamplingEngine::Cycles, rate, kernel));
   if (f.cpu.brs) {
-    f.branch_open_errno = probes.perf_open(make_probe_attr(SamplingEngine::Brs, {false, kDefaultBrsPeriod}, kernel));
+    f.branch_open_errno =
+        probes.perf_open(make_probe_attr(SamplingEngine::Brs, {false, kDefaultBrsPeriod}, kernel));
   } else if (f.cpu.branch_stack != BranchHardware::None) {
-    f.branch_open_errno = probes.perf_open(make_probe_attr(SamplingEngine::BranchStack, rate, kernel));
+    f.branch_open_errno =
+        probes.perf_open(make_probe_attr(SamplingEngine::BranchStack, rate, kernel));
   }
   for (const std::string& d : probes.files.list(kEventSourceDevices))
     if (d.rfind("arm_spe_", 0) == 0) f.spe_pmus.push_back(d);
   f.kptr_restrict = read_int(probes.files, "/proc/sys/kernel/kptr_restrict");
   f.kallsyms_addresses_visible = kallsyms_shows_addresses();
-  f.unprivileged_bpf_disabled = read_int(probes.files, "/proc/sys/kernel/unprivileged_bpf_disabled");
+  f.unprivileged_bpf_disabled =
+      read_int(probes.files, "/proc/sys/kernel/unprivileged_bpf_disabled");
   f.bpf_perf_event_probe = probes.bpf_probe ? probes.bpf_probe() : 0;
   for (const std::string& name : probes.files.list("/sys/kernel/btf"))
     if (name == "vmlinux") f.btf_present = true;

@@ -61,8 +61,8 @@ uint64_t LockBudget::lockable_pages() const {
 
 std::string LockBudget::describe() const {
   if (unlimited) return "no limit (CAP_IPC_LOCK or kernel.perf_event_paranoid -1)";
-  std::string text = "kernel.perf_event_mlock_kb " + std::to_string(mlock_kb_per_cpu) +
-                     " KiB x " + std::to_string(online_cpus) + " CPUs + RLIMIT_MEMLOCK ";
+  std::string text = "kernel.perf_event_mlock_kb " + std::to_string(mlock_kb_per_cpu) + " KiB x " +
+                     std::to_string(online_cpus) + " CPUs + RLIMIT_MEMLOCK ";
   if (rlimit_unlimited) return text + "unlimited";
   return text + kib(rlimit_memlock_bytes) + " = " + kib(lockable_pages() * page_size);
 }
@@ -78,12 +78,11 @@ uint32_t choose_mmap_pages(const LockBudget& budget, uint32_t buffers,
                             ": the ring-buffer size in pages must be a power of two "
                             "(1, 2, 4, ...)");
     if (limit != kUnlimited && cost(buffers, pages) > limit) {
-      std::string msg = "{mmap_pages} " + std::to_string(pages) + ": " + std::to_string(buffers) +
-                        " ring buffers (one per CPU) of " + std::to_string(pages) +
-                        " data pages + 1 control page need " +
-                        kib(cost(buffers, pages) * budget.page_size) +
-                        " of locked memory, but this user may lock only " + budget.describe() +
-                        "; ";
+      std::string msg =
+          "{mmap_pages} " + std::to_string(pages) + ": " + std::to_string(buffers) +
+          " ring buffers (one per CPU) of " + std::to_string(pages) +
+          " data pages + 1 control page need " + kib(cost(buffers, pages) * budget.page_size) +
+          " of locked memory, but this user may lock only " + budget.describe() + "; ";
       if (uint64_t fits = largest_fitting(limit, buffers, pages); fits != 0)
         msg += "use {mmap_pages} " + std::to_string(fits) + " or less, or ";
       throw BufferSizeError(msg + how_to_raise());
@@ -103,10 +102,11 @@ AuxBufferPages choose_aux_buffer_pages(const LockBudget& budget, uint32_t buffer
   if (buffers == 0) buffers = 1;
   const uint64_t limit = budget.lockable_pages();
   const uint64_t page = budget.page_size ? budget.page_size : 4096;
-  const uint64_t aux_cap =
-      std::max<uint64_t>(kMinAuxPages, (limit == kUnlimited ? kUnlimitedAuxBytes : kDefaultAuxBytes) / page);
-  uint64_t data = requested ? choose_mmap_pages(budget, buffers, requested)
-                            : std::max<uint64_t>(1, std::bit_floor(kDefaultDataBytesBesideAux / page));
+  const uint64_t aux_cap = std::max<uint64_t>(
+      kMinAuxPages, (limit == kUnlimited ? kUnlimitedAuxBytes : kDefaultAuxBytes) / page);
+  uint64_t data = requested
+                      ? choose_mmap_pages(budget, buffers, requested)
+                      : std::max<uint64_t>(1, std::bit_floor(kDefaultDataBytesBesideAux / page));
   auto aux_fitting = [&](uint64_t data_pages) -> uint64_t {
     if (limit == kUnlimited) return std::bit_floor(aux_cap);
     const uint64_t used = cost(buffers, data_pages);
@@ -118,22 +118,23 @@ AuxBufferPages choose_aux_buffer_pages(const LockBudget& budget, uint32_t buffer
   uint64_t aux = aux_fitting(data);
   while (aux == 0 && !requested && data > 1) aux = aux_fitting(data >>= 1);
   if (aux == 0)
-    throw BufferSizeError(std::to_string(buffers) + " ring buffers (one per CPU) of " +
-                          std::to_string(data) + " data pages + 1 control page and an AUX area of " +
-                          std::to_string(kMinAuxPages) + " pages (the least the kernel takes) need " +
-                          kib(buffers * (data + 1 + kMinAuxPages) * page) +
-                          " of locked memory, but this user may lock only " + budget.describe() +
-                          "; " + (requested ? "use a smaller {mmap_pages}, or " : "") + how_to_raise());
+    throw BufferSizeError(
+        std::to_string(buffers) + " ring buffers (one per CPU) of " + std::to_string(data) +
+        " data pages + 1 control page and an AUX area of " + std::to_string(kMinAuxPages) +
+        " pages (the least the kernel takes) need " +
+        kib(buffers * (data + 1 + kMinAuxPages) * page) +
+        " of locked memory, but this user may lock only " + budget.describe() + "; " +
+        (requested ? "use a smaller {mmap_pages}, or " : "") + how_to_raise());
   return AuxBufferPages{static_cast<uint32_t>(data), static_cast<uint32_t>(aux)};
 }
 
 std::string buffer_refused_message(const LockBudget& budget, uint32_t buffers, uint32_t pages) {
   return "the kernel refused to map " + std::to_string(buffers) + " ring buffers of " +
-         std::to_string(pages) + " data pages (" +
-         kib(cost(buffers, pages) * budget.page_size) +
+         std::to_string(pages) + " data pages (" + kib(cost(buffers, pages) * budget.page_size) +
          " locked) with EPERM: this user may lock " + budget.describe() +
          ", and other perf sessions of the same user count against the "
-         "perf_event_mlock_kb part; use a smaller {mmap_pages}, or " + how_to_raise();
+         "perf_event_mlock_kb part; use a smaller {mmap_pages}, or " +
+         how_to_raise();
 }
 
 }  // namespace profcollect

@@ -34,7 +34,8 @@ std::vector<int> parse_cpu_list(std::string_view list) {
       throw std::invalid_argument("bad CPU list \"" + std::string(whole) + "\"");
     const size_t dash = item.find('-');
     const int first = parse_cpu(item.substr(0, dash), whole);
-    const int last = dash == std::string_view::npos ? first : parse_cpu(item.substr(dash + 1), whole);
+    const int last =
+        dash == std::string_view::npos ? first : parse_cpu(item.substr(dash + 1), whole);
     if (last < first) throw std::invalid_argument("bad CPU list \"" + std::string(whole) + "\"");
     for (int c = first; c <= last; ++c) cpus.push_back(c);
   }

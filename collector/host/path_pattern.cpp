@@ -22,13 +22,15 @@ std::regex compile_path_pattern(const std::string& pattern, std::regex::flag_typ
   for (size_t i = 0; i < pattern.size(); ++i) {
     const char c = pattern[i];
     if (c == '\\' && i + 1 < pattern.size()) {
-      if (digits_at(pattern, i + 1) > kMaxDigits) throw std::regex_error(std::regex_constants::error_backref);
+      if (digits_at(pattern, i + 1) > kMaxDigits)
+        throw std::regex_error(std::regex_constants::error_backref);
       ++i;  // the escaped character is no brace
       continue;
     }
     if (c == '{') in_braces = true;
     if (c == '}') in_braces = false;
-    if (in_braces && digits_at(pattern, i) > kMaxDigits) throw std::regex_error(std::regex_constants::error_badbrace);
+    if (in_braces && digits_at(pattern, i) > kMaxDigits)
+      throw std::regex_error(std::regex_constants::error_badbrace);
   }
   return std::regex(pattern, flags);
 }

@@ -21,7 +21,7 @@ struct PerfPermissions {
   bool cap_sys_ptrace = false;
   bool cap_ipc_lock = false;
   uint64_t effective_caps = 0;  // CapEff: bit n = capability n
-  uid_t uid = 0;  // real uid: the kernel's ptrace check compares it with the target's
+  uid_t uid = 0;                // real uid: the kernel's ptrace check compares it with the target's
 
   // Reads /proc/sys/kernel/perf_event_paranoid (2, the kernel's default, when unreadable) and
   // the effective capability set from /proc/self/status.

@@ -22,7 +22,7 @@ struct ProcMapsEntry {
   uint32_t flags = 0;           // MAP_SHARED or MAP_PRIVATE
   uint32_t maj = 0, min = 0;
   uint64_t ino = 0;
-  std::string path;             // "" for anonymous memory; "[vdso]", "[stack]", ...
+  std::string path;  // "" for anonymous memory; "[vdso]", "[stack]", ...
 
   bool executable() const;
 };

@@ -64,7 +64,7 @@ std::optional<pid_t> thread_group_of(pid_t tid) {
 }
 
 std::optional<uid_t> process_owner(pid_t pid) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(("/proc/" + std::to_string(pid)).c_str(), &st) != 0) return std::nullopt;
   return st.st_uid;
 }

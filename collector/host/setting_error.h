@@ -20,9 +20,12 @@ std::string spell_settings(std::string_view text, const SettingSpelling& spellin
 // An error about settings; what() is spelled with the settings' own names.
 class SettingError : public std::runtime_error {
  public:
-  explicit SettingError(const std::string& text) : std::runtime_error(spell_settings(text)), text_(text) {}
+  explicit SettingError(const std::string& text)
+      : std::runtime_error(spell_settings(text)), text_(text) {}
   const std::string& text() const { return text_; }
-  std::string spelled(const SettingSpelling& spelling) const { return spell_settings(text_, spelling); }
+  std::string spelled(const SettingSpelling& spelling) const {
+    return spell_settings(text_, spelling);
+  }
 
  private:
   std::string text_;

@@ -34,7 +34,8 @@ void apply_event_update(std::span<const uint8_t> rec, PerfSessionState& state) {
   c.skip(abi::kEventHeaderSize);
   uint64_t type = c.u64();
   uint64_t id = c.u64();
-  if (type == abi::kEventUpdateName) state.name_by_update(id, bounded_string(c.bytes(c.remaining())));
+  if (type == abi::kEventUpdateName)
+    state.name_by_update(id, bounded_string(c.bytes(c.remaining())));
 }
 
 // ID_INDEX: header, u64 nr, then nr entries {id, idx, cpu, tid}: which attr (idx) an id is of.

@@ -13,8 +13,8 @@ namespace profcollect {
 
 class MergedRecordSource : public RecordSource {
  public:
-  MergedRecordSource(std::unique_ptr<PerfSessionState> state,
-                     std::vector<RawRecordReader> readers, uint64_t bytes_total);
+  MergedRecordSource(std::unique_ptr<PerfSessionState> state, std::vector<RawRecordReader> readers,
+                     uint64_t bytes_total);
 
   bool next(Record& out) override;
   const SessionInfo& session() const override { return state_->info(); }

@@ -6,7 +6,9 @@ namespace profcollect {
 
 OrderedRecordSource::OrderedRecordSource(std::unique_ptr<PerfSessionState> state,
                                          RawRecordReader reader, uint64_t bytes_total)
-    : state_(std::move(state)), intake_(std::move(reader), *state_), decoder_(*state_),
+    : state_(std::move(state)),
+      intake_(std::move(reader), *state_),
+      decoder_(*state_),
       bytes_total_(bytes_total) {
   // Read up to the first record so that, in pipe mode, session() holds the attrs (and whatever
   // else perf wrote before the first record) when the source is handed out.
@@ -25,8 +27,8 @@ void OrderedRecordSource::pull() {
         aux_payload_.clear();
         intake_.take_auxtrace_payload(aux_payload_);
         try {
-          intake_.aux()->synthesize(raw, aux_payload_,
-                                   [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
+          intake_.aux()->synthesize(
+              raw, aux_payload_, [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
         } catch (const RecordFormatError& e) {
           throw SourceError(intake_.file_name(), raw.offset, e.what());
         }

@@ -48,7 +48,8 @@ void read_attrs(const InputFile& file, const Section& attrs, uint64_t entry_size
       throw OpenError(name, "attr " + std::to_string(i) + " is cut short");
     uint64_t attr_size = abi::load<uint32_t>(size_field);
     if (attr_size == 0) attr_size = abi::kAttrSizeVer0;
-    if (attr_size < abi::kAttrSizeVer0 || attr_size > abi::kMaxAttrSize || attr_size + 16 > entry_size)
+    if (attr_size < abi::kAttrSizeVer0 || attr_size > abi::kMaxAttrSize ||
+        attr_size + 16 > entry_size)
       throw OpenError(name, "attr " + std::to_string(i) + " has an impossible size " +
                                 std::to_string(attr_size));
     attr_bytes.resize(attr_size + 16);
@@ -81,7 +82,8 @@ void read_features(const InputFile& file, const uint8_t* bitmap, uint64_t table_
       // Features are optional, but a build-id table the header announces and the file lost
       // changes how binaries are matched: that is said.
       for (unsigned rest = bit; rest < abi::kFeatBuildId + 1; ++rest) {
-        if (rest == abi::kFeatBuildId && (abi::load<uint64_t>(bitmap + 8 * (rest / 64)) >> (rest % 64) & 1)) {
+        if (rest == abi::kFeatBuildId &&
+            (abi::load<uint64_t>(bitmap + 8 * (rest / 64)) >> (rest % 64) & 1)) {
           state.info().build_id_table_damaged = true;
         }
       }
@@ -98,7 +100,8 @@ void read_features(const InputFile& file, const uint8_t* bitmap, uint64_t table_
       case abi::kFeatCmdline:
       case abi::kFeatEventDesc:
       case abi::kFeatPmuMappings:
-        if (!fits(s, file.size()) || (bytes.resize(s.size), !file.pread_exact(bytes.data(), bytes.size(), s.offset))) {
+        if (!fits(s, file.size()) ||
+            (bytes.resize(s.size), !file.pread_exact(bytes.data(), bytes.size(), s.offset))) {
           if (bit == abi::kFeatBuildId) state.info().build_id_table_damaged = true;
           continue;
         }
@@ -136,8 +139,8 @@ DataSection read_file_header(const InputFile& file, PerfSessionState& state) {
   if (!file.pread_exact(h.data(), header_size, 0))
     throw OpenError(name, "shorter than its " + std::to_string(header_size) + "-byte header");
 
-  read_attrs(file, section_at(h.data() + abi::kFhAttrs), abi::load<uint64_t>(h.data() + abi::kFhAttrSize),
-             state);
+  read_attrs(file, section_at(h.data() + abi::kFhAttrs),
+             abi::load<uint64_t>(h.data() + abi::kFhAttrSize), state);
   if (state.attr_count() == 0) throw OpenError(name, "no event attrs in the header");
 
   const Section data = section_at(h.data() + abi::kFhData);

@@ -39,8 +39,8 @@ std::unique_ptr<RecordSource> open_single(const std::string& path) {
       return std::make_unique<OrderedRecordSource>(std::move(state), std::move(reader), total);
     }
     BufferedInput in(std::move(file), perf_abi::kPipeHeaderSize, BufferedInput::kToEnd);
-    return std::make_unique<OrderedRecordSource>(std::move(state), RawRecordReader(std::move(in), 0),
-                                                 total);
+    return std::make_unique<OrderedRecordSource>(std::move(state),
+                                                 RawRecordReader(std::move(in), 0), total);
   }
   // A pipe: only pipe mode can be read front to back.
   BufferedInput in(std::move(file), 0, BufferedInput::kToEnd);

@@ -12,8 +12,8 @@ namespace profcollect {
 
 namespace {
 
-constexpr uint64_t kSampleIp = 1u << 0;             // PERF_SAMPLE_IP
-constexpr uint64_t kSampleBranchStack = 1u << 11;   // PERF_SAMPLE_BRANCH_STACK
+constexpr uint64_t kSampleIp = 1u << 0;            // PERF_SAMPLE_IP
+constexpr uint64_t kSampleBranchStack = 1u << 11;  // PERF_SAMPLE_BRANCH_STACK
 
 std::string_view trim_left(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -22,7 +22,8 @@ std::string_view trim_left(std::string_view s) {
 
 std::string_view trim(std::string_view s) {
   s = trim_left(s);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r')) {
     s.remove_suffix(1);
   }
   return s;
@@ -61,10 +62,11 @@ bool parse_pid_tid(std::string_view text, uint32_t& pid, uint32_t& tid) {
 
 // perf's names of the branch types (PERF_BR_*) and speculation states (PERF_BR_SPEC_*), as
 // `perf script -F brstack` prints them; their index is the value kept in BranchEntry::flags.
-constexpr std::string_view kBranchTypes[] = {"N/A",     "COND",      "UNCOND",   "IND",  "CALL",   "IND_CALL",
-                                             "RET",     "SYSCALL",   "SYSRET",   "COND_CALL", "COND_RET", "ERET",
-                                             "IRQ",     "SERROR",    "NO_TX",    "EXTEND_ABI"};
-constexpr std::string_view kBranchSpecs[] = {"N/A", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH", "SPEC_CORRECT_PATH"};
+constexpr std::string_view kBranchTypes[] = {
+    "N/A",    "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+    "SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX", "EXTEND_ABI"};
+constexpr std::string_view kBranchSpecs[] = {"N/A", "SPEC_WRONG_PATH", "NON_SPEC_CORRECT_PATH",
+                                             "SPEC_CORRECT_PATH"};
 
 template <size_t N>
 int name_index(const std::string_view (&names)[N], std::string_view name) {
@@ -85,7 +87,8 @@ bool parse_branch(std::string_view token, BranchEntry& entry) {
     token.remove_prefix(slash + 1);
   }
   if (n < 2 || !fields[0].starts_with("0x") || !fields[1].starts_with("0x")) return false;
-  if (!parse_number(fields[0], entry.from, 16) || !parse_number(fields[1], entry.to, 16)) return false;
+  if (!parse_number(fields[0], entry.from, 16) || !parse_number(fields[1], entry.to, 16))
+    return false;
   entry.flags = 0;
   if (n > 2 && fields[2] == "M") entry.flags |= 1;
   if (n > 2 && fields[2] == "P") entry.flags |= 2;
@@ -171,7 +174,8 @@ bool PerfScriptReader::parse_mmap(std::string_view line, Record& out) {
   record.is_mmap2 = rest.starts_with("PERF_RECORD_MMAP2");
   next_token(rest);
   std::string_view ids = next_token(rest);
-  if (!ids.ends_with(':') || !parse_pid_tid(ids.substr(0, ids.size() - 1), record.pid, record.tid)) {
+  if (!ids.ends_with(':') ||
+      !parse_pid_tid(ids.substr(0, ids.size() - 1), record.pid, record.tid)) {
     return false;
   }
   rest = trim_left(rest);
@@ -209,8 +213,8 @@ bool PerfScriptReader::parse_mmap(std::string_view line, Record& out) {
   record.filename = trim(after);
   if (record.is_mmap2) {
     record.executable = prot.size() >= 3 && prot[2] == 'x';
-    record.prot = (prot.size() > 0 && prot[0] == 'r' ? 1u : 0u) | (prot.size() > 1 && prot[1] == 'w' ? 2u : 0u) |
-                  (record.executable ? 4u : 0u);
+    record.prot = (prot.size() > 0 && prot[0] == 'r' ? 1u : 0u) |
+                  (prot.size() > 1 && prot[1] == 'w' ? 2u : 0u) | (record.executable ? 4u : 0u);
   } else {
     record.executable = prot == "x";
   }

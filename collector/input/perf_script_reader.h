@@ -30,7 +30,7 @@ struct PerfScriptStats {
   uint64_t lines = 0;
   uint64_t samples = 0;
   uint64_t mmaps = 0;
-  uint64_t skipped_lines = 0;     // neither a sample nor an MMAP line
+  uint64_t skipped_lines = 0;       // neither a sample nor an MMAP line
   uint64_t bad_branch_entries = 0;  // entries that do not parse; the rest of their line is dropped
 };
 

@@ -8,7 +8,10 @@
 namespace profcollect {
 
 RecordIntake::RecordIntake(RawRecordReader reader, PerfSessionState& state)
-    : reader_(std::move(reader)), state_(state), decoder_(state), aux_decoders_(make_aux_decoders(state)) {
+    : reader_(std::move(reader)),
+      state_(state),
+      decoder_(state),
+      aux_decoders_(make_aux_decoders(state)) {
   reader_.keep_auxtrace(true);
 }
 

@@ -28,7 +28,10 @@ std::optional<uint64_t> parse_hex(std::string_view s) {
   if (s.empty() || s.size() > 16) return std::nullopt;
   uint64_t v = 0;
   for (char c : s) {
-    int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int d = c >= '0' && c <= '9'   ? c - '0'
+            : c >= 'a' && c <= 'f' ? c - 'a' + 10
+            : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                   : -1;
     if (d < 0) return std::nullopt;
     v = v << 4 | static_cast<uint64_t>(d);
   }
@@ -59,9 +62,12 @@ KallsymsTable parse_kallsyms(std::string_view text) {
     if (*address) any_nonzero = true;
     const std::string_view name = w[2];
     if (w.size() == 3) {
-      if (name == "_text") t.text = *address;
-      else if (name == "_stext") t.stext = *address;
-      else if (name == "_etext") t.etext = *address;
+      if (name == "_text")
+        t.text = *address;
+      else if (name == "_stext")
+        t.stext = *address;
+      else if (name == "_etext")
+        t.etext = *address;
     }
     const char type = w[1][0];
     if (type != 't' && type != 'T' && type != 'w' && type != 'W') return;
@@ -74,8 +80,9 @@ KallsymsTable parse_kallsyms(std::string_view text) {
     t.functions.push_back(std::move(s));
   });
   t.hidden = any && !any_nonzero;
-  std::stable_sort(t.functions.begin(), t.functions.end(),
-                   [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
+  std::stable_sort(
+      t.functions.begin(), t.functions.end(),
+      [](const KernelSymbol& a, const KernelSymbol& b) { return a.address < b.address; });
   return t;
 }
 

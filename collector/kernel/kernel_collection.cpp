@@ -23,7 +23,8 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
     : settings_(std::move(settings)), logger_(logger) {
   // The vmlinux is checked before anything is opened: a wrong one is refused at once.
   image_ = locate_kernel_image(settings_.image);
-  EventSelection selection = select_kernel_event(settings_.event, SelectionContext::of_this_process());
+  EventSelection selection =
+      select_kernel_event(settings_.event, SelectionContext::of_this_process());
   for (const std::string& n : image_.notes) logger_.note(n);
   kallsyms_ = read_kallsyms(settings_.kallsyms_path);
   modules_ = read_proc_modules(settings_.modules_path);
@@ -45,18 +46,22 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
   images.load_options.debug_dirs = settings_.debug_dirs;
   selector_ = std::make_shared<KernelImageSelector>(images);
   if (selector_->kernel() && !selector_->kernel()->debug()) {
-    logger_.warning("{vmlinux} " + image_.path + " has no usable debug info: no AutoFDO profile from it (" +
+    logger_.warning("{vmlinux} " + image_.path +
+                    " has no usable debug info: no AutoFDO profile from it (" +
                     selector_->kernel()->debug_error() + ")");
   }
   if (image_.path.empty()) {
     // Symbols and lines need the vmlinux: without it only the kallsyms route's files are made.
     for (ProfileFormat f : settings_.formats) {
       if (f != format_named("unsymbolized")) {
-        logger_.warning("{format} " + std::string(f->name) + " needs a vmlinux of the running kernel: not written");
+        logger_.warning("{format} " + std::string(f->name) +
+                        " needs a vmlinux of the running kernel: not written");
       }
     }
-    logger_.note("no vmlinux of the running kernel: writing llvm-profgen's unsymbolized profile and samples "
-                 "per function from " + settings_.kallsyms_path);
+    logger_.note(
+        "no vmlinux of the running kernel: writing llvm-profgen's unsymbolized profile and samples "
+        "per function from " +
+        settings_.kallsyms_path);
   } else {
     logger_.note("kernel image " + image_.path + " (build-id " + image_.build_id.to_hex() + ")");
   }
@@ -70,11 +75,12 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
   s.debug_dirs = settings_.debug_dirs;
   s.selector = selector_;
   s.kernel_addresses = true;
-  if (settings_.cumulative) s.summary_file.clear();  // the output directory's collection.json is the daemon's
-  s.summary_line = false;  // said by the kernel command and kernel.json
-  s.formats = settings_.formats.empty()
-                  ? std::vector<ProfileFormat>{format_named("autofdo"), format_named("unsymbolized")}
-                  : settings_.formats;
+  if (settings_.cumulative)
+    s.summary_file.clear();  // the output directory's collection.json is the daemon's
+  s.summary_line = false;    // said by the kernel command and kernel.json
+  s.formats = settings_.formats.empty() ? std::vector<ProfileFormat>{format_named("autofdo"),
+                                                                     format_named("unsymbolized")}
+                                        : settings_.formats;
   session_ = std::make_unique<CollectionSession>(std::move(s), logger_);
   for (const Record& r : layout_->records()) session_->consume(r);
 }
@@ -82,7 +88,8 @@ KernelCollection::KernelCollection(KernelCollectionSettings settings, SessionLog
 KernelCollection::~KernelCollection() = default;
 
 std::string KernelCollection::kallsyms_directory() const {
-  return "kernel.kallsyms-" + (image_.running ? image_.running->to_hex() : std::string("nobuildid"));
+  return "kernel.kallsyms-" +
+         (image_.running ? image_.running->to_hex() : std::string("nobuildid"));
 }
 
 const KallsymsProfile& KernelCollection::earlier_kallsyms_profile(const DirectoryHandle& output) {
@@ -114,7 +121,8 @@ void KernelCollection::write_kallsyms_profile(KernelCollectionResult& result) {
     if (m.address && m.size) ranges.push_back({m.name, m.address, m.address + m.size});
   }
   KallsymsProfile run;
-  run.functions = summarize_kernel_functions(addresses, kallsyms_.functions, layout_->text_end(), ranges);
+  run.functions =
+      summarize_kernel_functions(addresses, kallsyms_.functions, layout_->text_end(), ranges);
   result.samples += run.functions.samples;
   for (const auto& [name, count] : run.functions.modules) result.module_samples += count;
   for (size_t i = 0; i < run.functions.functions.size() && i < kTopFunctions; ++i) {
@@ -128,8 +136,10 @@ void KernelCollection::write_kallsyms_profile(KernelCollectionResult& result) {
   }
   // Sample times at the resolution of the writes: the write that first saw a sample, and the
   // last one that saw new ones.
-  const uint64_t now_ns = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  const uint64_t now_ns =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
   if (run.functions.samples && !first_sample_ns_) first_sample_ns_ = now_ns;
   if (run.functions.samples != samples_at_last_write_) last_sample_ns_ = now_ns;
   samples_at_last_write_ = run.functions.samples;
@@ -148,7 +158,8 @@ void KernelCollection::write_kallsyms_profile(KernelCollectionResult& result) {
 }
 
 std::string KernelCollection::profile_directory() const {
-  return selector_->kernel() ? selector_->kernel()->identity().directory_name() : kallsyms_directory();
+  return selector_->kernel() ? selector_->kernel()->identity().directory_name()
+                             : kallsyms_directory();
 }
 
 bool KernelCollection::forget(const std::string& directory) {
@@ -168,8 +179,10 @@ void take_flush_failure(const CollectionSession& session, bool ok, KernelCollect
   if (ok) return;
   result.ok = false;
   const auto& flushed = session.last_flush();
-  if (result.error.empty() && flushed && !flushed->failures.empty()) result.error = flushed->failures.front().reason;
-  if (result.error.empty() && flushed && flushed->cut_short) result.error = "the final flush was cut short";
+  if (result.error.empty() && flushed && !flushed->failures.empty())
+    result.error = flushed->failures.front().reason;
+  if (result.error.empty() && flushed && flushed->cut_short)
+    result.error = "the final flush was cut short";
 }
 
 }  // namespace
@@ -181,7 +194,8 @@ KernelCollectionResult KernelCollection::flush() {
   return result;
 }
 
-KernelCollectionResult KernelCollection::finish(std::optional<std::chrono::steady_clock::time_point> deadline) {
+KernelCollectionResult KernelCollection::finish(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
   const bool ok = session_->stop(deadline);
   KernelCollectionResult result = write_profiles();
   take_flush_failure(*session_, ok, result);
@@ -196,7 +210,8 @@ KernelCollectionResult KernelCollection::write_profiles() {
   std::vector<std::pair<std::string, uint64_t>> per_module;
   for (const auto& [dso, count] : counts.per_dso) {
     const Dso& d = session_->pipeline().processes().dso(dso);
-    if (d.kernel && classify_image(d) == ImageKind::KernelModule) per_module.emplace_back(module_name(d.path), count);
+    if (d.kernel && classify_image(d) == ImageKind::KernelModule)
+      per_module.emplace_back(module_name(d.path), count);
   }
   if (selector_->kernel()) {
     result.symbolized = true;
@@ -209,7 +224,8 @@ KernelCollectionResult KernelCollection::write_profiles() {
     nlohmann::ordered_json j;
     j["event"] = session_->event().name;
     j["engine_note"] = session_->event().engine_note;
-    if (!session_->event().probe_note.empty()) j["branch_hardware_probed"] = session_->event().probe_note;
+    if (!session_->event().probe_note.empty())
+      j["branch_hardware_probed"] = session_->event().probe_note;
     j["samples"] = counts.samples;
     j["lost"] = session_->status().counters.lost_samples;
     j["kernel_samples"] = result.samples;
@@ -226,7 +242,8 @@ KernelCollectionResult KernelCollection::write_profiles() {
     j["profile_dir"] = result.profile_dir;
     j["symbolized"] = result.symbolized;
     j["cumulative"] = settings_.cumulative;
-    DirectoryHandle::open_path(settings_.output_dir, 0700).replace_file("kernel.json", json_text(j) + "\n", 0600);
+    DirectoryHandle::open_path(settings_.output_dir, 0700)
+        .replace_file("kernel.json", json_text(j) + "\n", 0600);
   } catch (const std::exception& e) {
     logger_.error(std::string("kernel profile: ") + e.what());
     result.ok = false;

@@ -62,8 +62,8 @@ struct KernelCollectionResult {
   uint64_t samples = 0;     // every kernel sample
   uint64_t module_samples = 0;
   std::vector<KernelFunctionCount> top;  // kallsyms route: the first functions
-  bool ok = true;           // every file written
-  std::string error;        // else the first reason
+  bool ok = true;                        // every file written
+  std::string error;                     // else the first reason
 };
 
 class KernelCollection {
@@ -82,7 +82,8 @@ class KernelCollection {
   KernelCollectionResult flush();
   // Stops the events, writes every profile and says where (the session's files until
   // `deadline`, when given).
-  KernelCollectionResult finish(std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
+  KernelCollectionResult finish(
+      std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt);
   // The directory `directory` of the output directory was removed (the daemon's disk budget):
   // the counts held for it go too, so that later samples start a new profile. Whether it was
   // one of this collection's.

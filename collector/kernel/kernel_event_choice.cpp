@@ -10,8 +10,8 @@ namespace {
 
 // The raw taken-branch event for this CPU's branch stack, if the recipe has one for it.
 std::optional<uint64_t> taken_branch_event(const CpuCapabilities& cpu) {
-  if (cpu.vendor == "GenuineIntel" &&
-      (cpu.branch_stack == BranchHardware::IntelLbr || cpu.branch_stack == BranchHardware::IntelArchLbr))
+  if (cpu.vendor == "GenuineIntel" && (cpu.branch_stack == BranchHardware::IntelLbr ||
+                                       cpu.branch_stack == BranchHardware::IntelArchLbr))
     return kIntelNearTakenRawEvent;
   if (cpu.vendor == "AuthenticAMD" && (cpu.brs || cpu.branch_stack == BranchHardware::AmdLbrV2))
     return kAmdBrsRawEvent;
@@ -26,7 +26,8 @@ std::string hex(uint64_t v) {
 
 }  // namespace
 
-EventSelection select_kernel_event(const KernelEventOptions& options, const SelectionContext& context) {
+EventSelection select_kernel_event(const KernelEventOptions& options,
+                                   const SelectionContext& context) {
   std::string why_not;
   if (const std::optional<uint64_t> raw = taken_branch_event(context.cpu)) {
     EventOptions eo;
@@ -43,8 +44,9 @@ EventSelection select_kernel_event(const KernelEventOptions& options, const Sele
     const int err = context.probe(attr);
     if (err == 0) {
       s.engine_note = std::string(branch_hardware_name(s.branch_hardware)) +
-                      " found: sampling kernel branch stacks on retired taken branches (raw 0x" + hex(*raw) +
-                      ") every " + std::to_string(s.rate.value) + ", as the kernel's AutoFDO recipe";
+                      " found: sampling kernel branch stacks on retired taken branches (raw 0x" +
+                      hex(*raw) + ") every " + std::to_string(s.rate.value) +
+                      ", as the kernel's AutoFDO recipe";
       return s;
     }
     why_not = "raw 0x" + hex(*raw) + " with a branch stack refused (" + errno_name(err) + "); ";
@@ -52,7 +54,8 @@ EventSelection select_kernel_event(const KernelEventOptions& options, const Sele
     // What was probed is long (every PMU): in the summary (kernel.json), not in the line.
     why_not = "no branch stack the kernel's AutoFDO recipe samples (LBR, BRS); ";
   }
-  const std::string probed = context.cpu.probed.empty() ? std::string() : context.cpu.describe_probe();
+  const std::string probed =
+      context.cpu.probed.empty() ? std::string() : context.cpu.describe_probe();
   // Cycles, else cpu-clock: `auto` without branch hardware.
   SelectionContext plain = context;
   plain.cpu.branch_stack = BranchHardware::None;

@@ -24,6 +24,7 @@ struct KernelEventOptions {
 };
 
 // Throws EventSelectionError when kernel samples may not be taken.
-EventSelection select_kernel_event(const KernelEventOptions& options, const SelectionContext& context);
+EventSelection select_kernel_event(const KernelEventOptions& options,
+                                   const SelectionContext& context);
 
 }  // namespace profcollect

@@ -46,15 +46,17 @@ KernelImage locate_kernel_image(const KernelImageSettings& settings) {
       throw SettingError("{vmlinux} " + path + ": " + e.what());
     }
     if (out.running && !(elf->build_id() == *out.running)) {
-      throw KernelImageMismatch("{vmlinux} " + path + " is not the running kernel: its build-id is " +
-                                id_text(elf->build_id()) + ", the running kernel's (" + settings.notes_path +
-                                ") is " + out.running->to_hex());
+      throw KernelImageMismatch("{vmlinux} " + path +
+                                " is not the running kernel: its build-id is " +
+                                id_text(elf->build_id()) + ", the running kernel's (" +
+                                settings.notes_path + ") is " + out.running->to_hex());
     }
     out.path = path;
     out.build_id = elf->build_id();
     return out;
   }
-  const std::string release = settings.release.empty() ? running_kernel_release() : settings.release;
+  const std::string release =
+      settings.release.empty() ? running_kernel_release() : settings.release;
   const std::vector<std::string> candidates =
       settings.candidates.empty() ? kernel_image_candidates(release) : settings.candidates;
   for (const std::string& path : candidates) {

@@ -16,10 +16,10 @@
 namespace profcollect {
 
 struct KernelImageSettings {
-  std::optional<std::string> vmlinux;       // given: used or refused, never searched past
+  std::optional<std::string> vmlinux;  // given: used or refused, never searched past
   std::string notes_path = kRunningKernelNotes;
-  std::string release;                      // `uname -r`; empty: this machine's
-  std::vector<std::string> candidates;      // empty: kernel_image_candidates(release)
+  std::string release;                  // `uname -r`; empty: this machine's
+  std::vector<std::string> candidates;  // empty: kernel_image_candidates(release)
 };
 
 // A given vmlinux whose build-id is not the running kernel's.
@@ -29,10 +29,10 @@ class KernelImageMismatch : public SettingError {
 };
 
 struct KernelImage {
-  std::string path;                 // empty: none usable
-  BuildId build_id;                 // the vmlinux's
-  std::optional<BuildId> running;   // the running kernel's, when the notes file gives it
-  std::vector<std::string> notes;   // what was looked at and why each was passed over
+  std::string path;                // empty: none usable
+  BuildId build_id;                // the vmlinux's
+  std::optional<BuildId> running;  // the running kernel's, when the notes file gives it
+  std::vector<std::string> notes;  // what was looked at and why each was passed over
 };
 
 // /usr/lib/debug/boot/vmlinux-R, /lib/modules/R/build/vmlinux, /boot/vmlinux-R, in that order.

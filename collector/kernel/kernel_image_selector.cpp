@@ -11,17 +11,21 @@ namespace profcollect {
 
 namespace fs = std::filesystem;
 
-KernelImageSelector::KernelImageSelector(KernelImageSelection selection) : selection_(std::move(selection)) {
-  if (!selection_.vmlinux.empty()) kernel_ = LoadedImage::open_file(selection_.vmlinux, selection_.load_options);
+KernelImageSelector::KernelImageSelector(KernelImageSelection selection)
+    : selection_(std::move(selection)) {
+  if (!selection_.vmlinux.empty())
+    kernel_ = LoadedImage::open_file(selection_.vmlinux, selection_.load_options);
 }
 
 std::optional<std::string> KernelImageSelector::find_module_file(const std::string& name) const {
   if (!selection_.modules_dir) return std::nullopt;
   std::error_code ec;
-  for (fs::recursive_directory_iterator it(*selection_.modules_dir, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(*selection_.modules_dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
     if (!it->is_regular_file(ec)) continue;
     const std::string file = it->path().filename().string();
-    if ((file.ends_with(".ko") || file.ends_with(".ko.debug")) && module_name(file) == name) return it->path().string();
+    if ((file.ends_with(".ko") || file.ends_with(".ko.debug")) && module_name(file) == name)
+      return it->path().string();
   }
   return std::nullopt;
 }
@@ -62,8 +66,9 @@ ImageChoice KernelImageSelector::choose(uint32_t, const Mapping& mapping, const 
       if (k.module == name && k.address >= mapping.start) runtime.push_back({k.name, k.address});
     }
     for (ModuleLayout::Section& placed : module_sections_of_symbols(*ko, runtime)) {
-      const bool known = std::any_of(layout.sections.begin(), layout.sections.end(),
-                                     [&](const ModuleLayout::Section& s) { return s.name == placed.name; });
+      const bool known =
+          std::any_of(layout.sections.begin(), layout.sections.end(),
+                      [&](const ModuleLayout::Section& s) { return s.name == placed.name; });
       if (known) continue;
       layout.sections.push_back(std::move(placed));
       by_kallsyms = true;
@@ -73,7 +78,8 @@ ImageChoice KernelImageSelector::choose(uint32_t, const Mapping& mapping, const 
     identity.path = *file;
     identity.build_id = ko->build_id();
     ImageTranslator translator = ImageTranslator::kernel_module(*ko, layout);
-    c.image = std::make_shared<LoadedImage>(std::move(ko), identity, selection_.load_options, std::move(translator));
+    c.image = std::make_shared<LoadedImage>(std::move(ko), identity, selection_.load_options,
+                                            std::move(translator));
     c.verdict = ImageChoice::Verdict::Selected;
     modules_found_.push_back(name);
   } catch (const std::exception& e) {

@@ -22,7 +22,8 @@ struct KernelImageSelection {
   std::string vmlinux;                     // empty: none
   std::optional<std::string> modules_dir;  // searched for NAME.ko (any depth)
   std::string sys_module = "/sys/module";  // NAME/sections/SECTION: runtime section addresses
-  std::vector<KernelSymbol> kallsyms;      // the running kernel's text symbols (those of modules are used)
+  std::vector<KernelSymbol>
+      kallsyms;  // the running kernel's text symbols (those of modules are used)
   ImageLoadOptions load_options;
 };
 

@@ -19,13 +19,16 @@ namespace profcollect {
 
 namespace {
 
-std::string dummy_name(const perf_event_attr& dummy) { return dummy.exclude_kernel ? "dummy:u" : "dummy"; }
+std::string dummy_name(const perf_event_attr& dummy) {
+  return dummy.exclude_kernel ? "dummy:u" : "dummy";
+}
 
 // Samples per CPU per second the sizing assumes: the frequency asked, or for a period of a
 // clock event (nanoseconds) its rate; a period of another event, the kernel's default ceiling.
 double samples_per_cpu_second(const EventSelection& s) {
   if (s.rate.by_frequency) return static_cast<double>(s.rate.value);
-  if (s.engine == SamplingEngine::CpuClock && s.rate.value > 0) return 1e9 / static_cast<double>(s.rate.value);
+  if (s.engine == SamplingEngine::CpuClock && s.rate.value > 0)
+    return 1e9 / static_cast<double>(s.rate.value);
   return 100000;
 }
 
@@ -33,10 +36,12 @@ std::string kib(uint64_t bytes) { return std::to_string((bytes + 1023) / 1024) +
 
 }  // namespace
 
-BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options) : options_(std::move(options)) {
+BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options)
+    : options_(std::move(options)) {
   if (selection.branch_hardware != BranchHardware::None) {
     throw EventSelectionError(
-        "the BPF engine counts instruction pointers only for now; branch stacks need engine = perf");
+        "the BPF engine counts instruction pointers only for now; branch stacks need engine = "
+        "perf");
   }
   PerfPermissions permissions = PerfPermissions::of_this_process();
   // --pid: one event per CPU, the program keeping to the target processes -- when asked: the
@@ -58,11 +63,12 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options) 
   const auto cpus = static_cast<uint32_t>(online_cpus().size());
   LockBudget budget = LockBudget::of_this_process(permissions);
   // Side-band only: a small buffer does (what matters is rare records arriving in time).
-  so.mmap_pages = choose_mmap_pages(budget, cpus, options_.mmap_pages ? options_.mmap_pages : std::optional<uint64_t>(16));
+  so.mmap_pages = choose_mmap_pages(
+      budget, cpus, options_.mmap_pages ? options_.mmap_pages : std::optional<uint64_t>(16));
   events_ = std::make_unique<PerfEventSet>(std::move(members), event_target, so, permissions);
 
-  const SampleCounterSizes sizes =
-      size_sample_counter(samples_per_cpu_second(selection), std::max(1u, cpus), options_.drain_interval);
+  const SampleCounterSizes sizes = size_sample_counter(samples_per_cpu_second(selection),
+                                                       std::max(1u, cpus), options_.drain_interval);
   counter_ = std::make_unique<SampleCounter>(sizes, /*all_processes=*/!per_cpu_filtered_);
   for (int fd : events_->fds(0)) counter_->attach(fd);
   if (per_cpu_filtered_) {
@@ -75,12 +81,14 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options) 
   source_ = std::make_unique<LiveRecordSource>(*events_);
   if (event_target.kind == TargetKind::SystemWide && !per_cpu_filtered_)
     cpus_ = std::make_unique<CpuFollower>(*events_, source_->reader());
-  time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+  time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) -
+                   static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
 
   notes_ = events_->notes();
   if (cpus_)
     for (std::string& n : cpus_->opening_notes()) notes_.push_back(std::move(n));
-  notes_.push_back("BPF engine: " + selection.name + " samples counted in the kernel by (process, address), " +
+  notes_.push_back("BPF engine: " + selection.name +
+                   " samples counted in the kernel by (process, address), " +
                    std::to_string(sizes.ip_entries) + " entries per generation (" +
                    kib(counter_->memory_bytes()) + " of kernel memory), drained every " +
                    std::to_string(options_.drain_interval.count()) + " ms");
@@ -97,11 +105,11 @@ void BpfEngine::start() {
 
 std::vector<int> BpfEngine::descriptors() const { return events_->pollable_fds(); }
 
+bool BpfEngine::descriptors_changed() { return cpus_ && cpus_->descriptors_changed(); }
+
 std::vector<std::string> BpfEngine::take_notes() {
-  std::lock_guard<std::mutex> lock(notes_mutex_);
-  std::vector<std::string> out;
-  out.swap(pending_notes_);
-  return out;
+  if (!cpus_) return {};
+  return cpus_->take_notes();
 }
 
 bool BpfEngine::targets_alive() const {
@@ -174,20 +182,15 @@ bool BpfEngine::collect_pass(bool close_interval) {
   source_->reader().read_pass(first->records, budget(0));
   if (cpus_) {
     // A CPU that came online gets the program on its new sampling event.
-    std::vector<std::string> notes;
-    if (cpus_->follow(first->records, notes, [&](size_t index) {
-          for (int fd : events_->fds_of_cpu(index, 0)) counter_->attach(fd);
-        }))
-      descriptors_changed_ = true;
-    if (!notes.empty()) {
-      std::lock_guard<std::mutex> lock(notes_mutex_);
-      for (std::string& n : notes) pending_notes_.push_back(std::move(n));
-    }
+    cpus_->follow(first->records, [&](size_t index) {
+      for (int fd : events_->fds_of_cpu(index, 0)) counter_->attach(fd);
+    });
   }
   if (!close_interval) {
     const ReaderTotals& t = first->records.totals;
     if (first->records.empty() && t.skipped_bytes == published_totals_.skipped_bytes &&
-        t.corrupt_heads == published_totals_.corrupt_heads && t.dropped.records == published_totals_.dropped.records) {
+        t.corrupt_heads == published_totals_.corrupt_heads &&
+        t.dropped.records == published_totals_.dropped.records) {
       backlog_->give_back(std::move(first));
       return false;
     }
@@ -291,7 +294,8 @@ void BpfEngine::describe(nlohmann::ordered_json& status) const {
   j["entries"] = b.entries;
   j["counted"] = b.counted;
   // Entries drained per sample counted: what a drain moves against what a ring buffer would.
-  j["distinct_key_ratio"] = b.counted ? static_cast<double>(b.entries) / static_cast<double>(b.counted) : 0.0;
+  j["distinct_key_ratio"] =
+      b.counted ? static_cast<double>(b.entries) / static_cast<double>(b.counted) : 0.0;
   j["ambiguous"] = b.ambiguous;
   j["not_stored"] = b.not_stored;
   j["filtered"] = b.filtered;

@@ -21,7 +21,6 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -65,7 +64,8 @@ class BpfEngine : public CollectionEngine {
   // The side-band buffers into the backlog; once a drain interval has passed, the count maps
   // too (flipped, the retired generation read into the backlog).
   bool collect() override;
-  bool descriptors_changed() override { return descriptors_changed_.exchange(false); }
+  // What the CPU follower changed and said (system-wide only).
+  bool descriptors_changed() override;
   std::vector<std::string> take_notes() override;
   // Side-band records through the attribution; the counts of each closed interval too.
   void process(SamplePipeline& pipeline) override;
@@ -80,16 +80,16 @@ class BpfEngine : public CollectionEngine {
 
   // Counts of this engine's own, for status and tests.
   struct BpfCounters {
-    uint64_t drains = 0;          // intervals closed
-    uint64_t entries = 0;         // (tgid, ip) entries drained
-    uint64_t counted = 0;         // samples in them
-    uint64_t ambiguous = 0;       // of which, ambiguous (not attributed)
-    uint64_t not_stored = 0;      // samples the program could not store (full map)
-    uint64_t filtered = 0;        // runs for processes outside the targets
+    uint64_t drains = 0;               // intervals closed
+    uint64_t entries = 0;              // (tgid, ip) entries drained
+    uint64_t counted = 0;              // samples in them
+    uint64_t ambiguous = 0;            // of which, ambiguous (not attributed)
+    uint64_t not_stored = 0;           // samples the program could not store (full map)
+    uint64_t filtered = 0;             // runs for processes outside the targets
     uint64_t other_pid_namespace = 0;  // runs for processes outside this one's pid namespace
-    uint64_t run_time_ns = 0;     // the program's own run time (kernel.bpf_stats_enabled)
+    uint64_t run_time_ns = 0;          // the program's own run time (kernel.bpf_stats_enabled)
     uint64_t run_count = 0;
-    uint64_t map_bytes = 0;       // the maps' kernel memory
+    uint64_t map_bytes = 0;  // the maps' kernel memory
   };
   BpfCounters bpf_counters() const;
 
@@ -126,10 +126,7 @@ class BpfEngine : public CollectionEngine {
   std::chrono::steady_clock::time_point last_drain_{};
   ReaderTotals published_totals_;
   std::atomic<uint64_t> counts_dropped_{0};  // samples of intervals the backlog had no room for
-  std::unique_ptr<CpuFollower> cpus_;  // system-wide: CPUs going offline and coming online
-  std::atomic<bool> descriptors_changed_{false};
-  std::mutex notes_mutex_;
-  std::vector<std::string> pending_notes_;
+  std::unique_ptr<CpuFollower> cpus_;        // system-wide: CPUs going offline and coming online
   // Session thread's.
   uint64_t drains_ = 0, entries_ = 0, counted_ = 0;
 };

@@ -102,8 +102,10 @@ CpuCapabilities probe_cpu_capabilities(const SystemFiles& files) {
   if (!cpuinfo) {
     c.probed.push_back("/proc/cpuinfo unreadable");
   } else {
-    if (auto v = cpuinfo_field(*cpuinfo, "vendor_id")) c.vendor = *v;
-    else if (cpuinfo_field(*cpuinfo, "CPU implementer")) c.vendor = "Arm";
+    if (auto v = cpuinfo_field(*cpuinfo, "vendor_id"))
+      c.vendor = *v;
+    else if (cpuinfo_field(*cpuinfo, "CPU implementer"))
+      c.vendor = "Arm";
     if (auto f = cpuinfo_field(*cpuinfo, "flags")) flags = words(*f);
     std::vector<std::string> seen, missing;
     for (const char* flag : {"arch_lbr", "brs", "amd_lbr_v2"})
@@ -146,8 +148,10 @@ CpuCapabilities probe_cpu_capabilities(const SystemFiles& files) {
   if (brs_alias) c.probed.push_back(pmu_dir + "/events/branch-brs: present");
 
   if (c.vendor == "GenuineIntel") {
-    if (flags.count("arch_lbr")) c.branch_stack = BranchHardware::IntelArchLbr;
-    else if (c.branch_entries > 0) c.branch_stack = BranchHardware::IntelLbr;
+    if (flags.count("arch_lbr"))
+      c.branch_stack = BranchHardware::IntelArchLbr;
+    else if (c.branch_entries > 0)
+      c.branch_stack = BranchHardware::IntelLbr;
   } else if (c.vendor == "AuthenticAMD" || c.vendor == "HygonGenuine") {
     // Zen4 has both flags' hardware generations behind amd_lbr_v2; BRS is Zen3's.
     if (flags.count("amd_lbr_v2")) c.branch_stack = BranchHardware::AmdLbrV2;

@@ -45,11 +45,11 @@ struct SpePmu {
 enum class BranchHardware { None, IntelLbr, IntelArchLbr, AmdBrs, AmdLbrV2, ArmBrbe };
 
 struct CpuCapabilities {
-  std::string vendor;             // vendor_id of /proc/cpuinfo ("GenuineIntel"), or "Arm"
-  std::string pmu;                // the core PMU's sysfs name ("cpu", "cpu_core"), or empty
+  std::string vendor;  // vendor_id of /proc/cpuinfo ("GenuineIntel"), or "Arm"
+  std::string pmu;     // the core PMU's sysfs name ("cpu", "cpu_core"), or empty
   BranchHardware branch_stack = BranchHardware::None;  // sampled on cycles, any event
-  bool brs = false;               // AMD BRS: raw 0xc4 only, fixed period
-  unsigned branch_entries = 0;    // caps/branches, 0 when not published
+  bool brs = false;                                    // AMD BRS: raw 0xc4 only, fixed period
+  unsigned branch_entries = 0;                         // caps/branches, 0 when not published
   // Arm SPE PMUs (arm_spe_N, spe_pmu.h), whatever the core PMU: a sampler, not a branch stack.
   std::vector<SpePmu> spe_pmus;
   std::vector<std::string> probed;  // what was looked at and what it said, for messages

@@ -46,32 +46,43 @@ std::vector<std::string> CpuFollower::opening_notes() const {
   const std::vector<int> open = events_.open_cpus();
   for (int cpu : read_cpus(possible_path_)) {
     if (std::find(open.begin(), open.end(), cpu) == open.end())
-      notes.push_back("CPU " + std::to_string(cpu) + " is offline: no samples from it until it comes online");
+      notes.push_back("CPU " + std::to_string(cpu) +
+                      " is offline: no samples from it until it comes online");
   }
   return notes;
 }
 
-bool CpuFollower::follow(RecordBatch& batch, std::vector<std::string>& notes, const std::function<void(size_t)>& opened) {
+std::vector<std::string> CpuFollower::take_notes() {
+  std::lock_guard<std::mutex> lock(notes_mutex_);
+  std::vector<std::string> out;
+  out.swap(notes_);
+  return out;
+}
+
+void CpuFollower::follow(RecordBatch& batch, const std::function<void(size_t)>& opened) {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_look_ < interval_) return false;
+  if (now - last_look_ < interval_) return;
   last_look_ = now;
   const std::string text = read_small_file(online_path_);
-  if (text.empty() || text == last_online_) return false;
+  if (text.empty() || text == last_online_) return;
   std::vector<int> online;
   try {
     online = parse_cpu_list(text);
   } catch (const std::exception&) {
-    return false;
+    return;
   }
+  std::vector<std::string> notes;
   last_online_ = text;
   failed_.clear();
   bool changed = false;
   const std::vector<int> open = events_.open_cpus();
   for (size_t index = 0; index < open.size(); ++index) {
-    if (open[index] < 0 || std::find(online.begin(), online.end(), open[index]) != online.end()) continue;
+    if (open[index] < 0 || std::find(online.begin(), online.end(), open[index]) != online.end())
+      continue;
     reader_.retire(index);
     events_.close_cpu(index);
-    notes.push_back("CPU " + std::to_string(open[index]) + " went offline: no samples from it until it comes back");
+    notes.push_back("CPU " + std::to_string(open[index]) +
+                    " went offline: no samples from it until it comes back");
     changed = true;
   }
   for (int cpu : online) {
@@ -83,12 +94,14 @@ bool CpuFollower::follow(RecordBatch& batch, std::vector<std::string>& notes, co
       index = events_.open_cpu(cpu);
     } catch (const std::exception& e) {
       failed_.push_back(cpu);
-      notes.push_back("CPU " + std::to_string(cpu) + " came online, but its events could not be opened: " + e.what());
+      notes.push_back("CPU " + std::to_string(cpu) +
+                      " came online, but its events could not be opened: " + e.what());
       continue;
     }
     for (size_t m = 0; m < events_.member_count(); ++m) {
       const std::vector<uint64_t>& ids = events_.ids(m);
-      for (size_t i = ids_before[m]; i < ids.size(); ++i) batch.new_ids.emplace_back(static_cast<uint32_t>(m), ids[i]);
+      for (size_t i = ids_before[m]; i < ids.size(); ++i)
+        batch.new_ids.emplace_back(static_cast<uint32_t>(m), ids[i]);
     }
     if (RingBuffer* ring = events_.ring_buffer(index)) {
       reader_.add_buffer(ring);
@@ -99,14 +112,19 @@ bool CpuFollower::follow(RecordBatch& batch, std::vector<std::string>& notes, co
     try {
       if (opened) opened(index);
     } catch (const std::exception& e) {
-      notes.push_back("CPU " + std::to_string(cpu) + " came online, but its sampling could not be set up: " + e.what());
+      notes.push_back("CPU " + std::to_string(cpu) +
+                      " came online, but its sampling could not be set up: " + e.what());
       changed = true;
       continue;
     }
     notes.push_back("CPU " + std::to_string(cpu) + " came online: collecting on it");
     changed = true;
   }
-  return changed;
+  if (changed) descriptors_changed_ = true;
+  if (!notes.empty()) {
+    std::lock_guard<std::mutex> lock(notes_mutex_);
+    for (std::string& n : notes) notes_.push_back(std::move(n));
+  }
 }
 
 }  // namespace profcollect

@@ -10,8 +10,10 @@
 // seen (its events stay dead); the interval keeps that window short.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -32,12 +34,15 @@ class CpuFollower {
   // The CPUs that exist but are offline now, said when the collection opens.
   std::vector<std::string> opening_notes() const;
 
-  // Looks, when the interval has passed, and follows what changed; the new events' ids are
-  // added to `batch`, and `opened(cpu_index)` is called for each CPU opened (the BPF engine
-  // attaches its program to the new sampling event). What changed is appended to `notes`.
-  // True when the descriptors to wait on changed.
-  bool follow(RecordBatch& batch, std::vector<std::string>& notes,
-              const std::function<void(size_t)>& opened = {});
+  // The drain thread's: looks, when the interval has passed, and follows what changed; the new
+  // events' ids are added to `batch`, and `opened(cpu_index)` is called for each CPU opened (the
+  // BPF engine attaches its program to the new sampling event). What changed is kept as notes.
+  void follow(RecordBatch& batch, const std::function<void(size_t)>& opened = {});
+
+  // True once after a follow() changed the descriptors to wait on (the drain thread's).
+  bool descriptors_changed() { return descriptors_changed_.exchange(false); }
+  // The notes kept since the last call (the session thread's, to log).
+  std::vector<std::string> take_notes();
 
  private:
   std::vector<int> read_cpus(const std::string& path) const;
@@ -47,8 +52,11 @@ class CpuFollower {
   std::string online_path_, possible_path_;
   std::chrono::milliseconds interval_;
   std::chrono::steady_clock::time_point last_look_{};
-  std::string last_online_;       // the online list as last read: nothing to do while it stays
-  std::vector<int> failed_;       // CPUs whose events could not be opened (tried again on a change)
+  std::string last_online_;  // the online list as last read: nothing to do while it stays
+  std::vector<int> failed_;  // CPUs whose events could not be opened (tried again on a change)
+  std::atomic<bool> descriptors_changed_{false};
+  std::mutex notes_mutex_;
+  std::vector<std::string> notes_;
 };
 
 }  // namespace profcollect

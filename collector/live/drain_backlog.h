@@ -80,7 +80,8 @@ class DrainBacklog {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!taken_sizes_.empty()) {
-        held_.store(held_.load(std::memory_order_relaxed) - taken_sizes_.front(), std::memory_order_relaxed);
+        held_.store(held_.load(std::memory_order_relaxed) - taken_sizes_.front(),
+                    std::memory_order_relaxed);
         taken_sizes_.pop_front();
       }
     }

@@ -54,8 +54,9 @@ ChosenEngine open_engine(const EngineRequest& request, const EventSelection& sel
       return out;
     case EngineKind::Bpf:
       if (selection.engine == SamplingEngine::Spe)
-        throw SettingError("{engine} bpf: Arm SPE writes its samples into an AUX area, which only "
-                           "the perf engine reads; use {engine} perf or auto");
+        throw SettingError(
+            "{engine} bpf: Arm SPE writes its samples into an AUX area, which only "
+            "the perf engine reads; use {engine} perf or auto");
       try {
         out.engine = open_bpf(request, selection);
       } catch (const BpfError& e) {
@@ -76,7 +77,9 @@ ChosenEngine open_engine(const EngineRequest& request, const EventSelection& sel
   if (selection.branch_hardware != BranchHardware::None) {
     out.engine = open_perf(request, selection);
     out.name = "perf";
-    out.note = "engine auto: perf (the BPF engine counts instruction pointers only; branch stacks need perf)";
+    out.note =
+        "engine auto: perf (the BPF engine counts instruction pointers only; branch stacks need "
+        "perf)";
     return out;
   }
   try {
@@ -86,7 +89,8 @@ ChosenEngine open_engine(const EngineRequest& request, const EventSelection& sel
   } catch (const BpfError& e) {
     out.engine = open_perf(request, selection);
     out.name = "perf";
-    out.note = std::string("engine auto: perf, because the BPF engine is not available: ") + e.what();
+    out.note =
+        std::string("engine auto: perf, because the BPF engine is not available: ") + e.what();
   }
   return out;
 }

@@ -106,10 +106,12 @@ bool means_no_pmu(int err) { return err == ENOENT || err == EOPNOTSUPP || err ==
 SamplingRate brs_rate(const EventOptions& o, const std::string& what = "{event} brs") {
   if (o.frequency_hz)
     throw EventSelectionError(
-        what + " samples by a fixed period only: AMD BRS records the last 16 taken branches when "
-        "the branch counter overflows, and the kernel refuses frequency mode for it ({frequency}); use "
-        "{period} N (N >= " + std::to_string(kBrsMinimumPeriod) + ", default " +
-        std::to_string(kDefaultBrsPeriod) + ")");
+        what +
+        " samples by a fixed period only: AMD BRS records the last 16 taken branches when "
+        "the branch counter overflows, and the kernel refuses frequency mode for it ({frequency}); "
+        "use "
+        "{period} N (N >= " +
+        std::to_string(kBrsMinimumPeriod) + ", default " + std::to_string(kDefaultBrsPeriod) + ")");
   SamplingRate rate{false, o.period.value_or(kDefaultBrsPeriod)};
   if (rate.value < kBrsMinimumPeriod)
     throw EventSelectionError(what + ": {period} " + std::to_string(rate.value) +
@@ -128,11 +130,13 @@ SamplingRate choose_rate(const EventOptions& o) {
     throw EventSelectionError("{frequency} and {period} exclude each other");
   SamplingRate rate;
   if (o.period) {
-    if (*o.period == 0) throw EventSelectionError("{period} 0: the sample period must be at least 1");
+    if (*o.period == 0)
+      throw EventSelectionError("{period} 0: the sample period must be at least 1");
     rate.by_frequency = false;
     rate.value = *o.period;
   } else if (o.frequency_hz) {
-    if (*o.frequency_hz == 0) throw EventSelectionError("{frequency} 0: the frequency must be at least 1 Hz");
+    if (*o.frequency_hz == 0)
+      throw EventSelectionError("{frequency} 0: the frequency must be at least 1 Hz");
     rate.value = *o.frequency_hz;
   }
   return rate;
@@ -141,11 +145,13 @@ SamplingRate choose_rate(const EventOptions& o) {
 // SPE samples by a fixed interval only, never below the PMU's min_interval.
 SamplingRate spe_rate(const EventOptions& o, const SpePmu& pmu) {
   if (o.frequency_hz)
-    throw EventSelectionError("{event} spe samples by a fixed interval only: Arm SPE counts "
-                              "operations and the kernel takes no frequency for it ({frequency}); "
-                              "use {period} N (default and least: the PMU's min_interval, " +
-                              std::to_string(pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval) + ")");
-  if (o.period && *o.period == 0) throw EventSelectionError("{period} 0: the sample period must be at least 1");
+    throw EventSelectionError(
+        "{event} spe samples by a fixed interval only: Arm SPE counts "
+        "operations and the kernel takes no frequency for it ({frequency}); "
+        "use {period} N (default and least: the PMU's min_interval, " +
+        std::to_string(pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval) + ")");
+  if (o.period && *o.period == 0)
+    throw EventSelectionError("{period} 0: the sample period must be at least 1");
   const uint64_t floor = pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval;
   return SamplingRate{false, std::max(o.period.value_or(floor), floor)};
 }
@@ -171,7 +177,8 @@ EventSpec parse_raw_event(std::string_view text) {
   const std::string_view hex = text.substr(1, colon == std::string_view::npos ? colon : colon - 1);
   if (hex.empty() || hex.size() > 16 ||
       !std::all_of(hex.begin(), hex.end(), [](char c) { return is_hex_digit(c); }))
-    throw EventSelectionError(quoted + ": a raw event is r and 1 to 16 hex digits of the PMU's "
+    throw EventSelectionError(quoted +
+                              ": a raw event is r and 1 to 16 hex digits of the PMU's "
                               "config, without 0x (r20c4 = event 0xc4, umask 0x20)");
   EventSpec spec(EventRequest::Raw);
   spec.raw_hex = std::string(hex);
@@ -198,7 +205,8 @@ EventSpec parse_raw_event(std::string_view text) {
 }
 
 // perf's modifiers on cycles and cpu-clock: the privilege levels, u and k, in any order.
-EventModifiers parse_level_modifiers(std::string_view text, std::string_view name, std::string_view mods) {
+EventModifiers parse_level_modifiers(std::string_view text, std::string_view name,
+                                     std::string_view mods) {
   const std::string quoted = "{event} " + std::string(text);
   if (mods.empty()) throw EventSelectionError(quoted + ": no modifier after ':' (u or k)");
   EventModifiers m;
@@ -208,9 +216,10 @@ EventModifiers parse_level_modifiers(std::string_view text, std::string_view nam
     } else if (c == 'k') {
       m.kernel = true;
     } else {
-      throw EventSelectionError(quoted + ": modifier '" + std::string(1, c) + "' is not taken; " +
-                                std::string(name) + " takes u (user) and k (kernel)" +
-                                (c == 'p' || c == 'P' ? "; precise sampling is asked on a raw event (rHEX:p)" : ""));
+      throw EventSelectionError(
+          quoted + ": modifier '" + std::string(1, c) + "' is not taken; " + std::string(name) +
+          " takes u (user) and k (kernel)" +
+          (c == 'p' || c == 'P' ? "; precise sampling is asked on a raw event (rHEX:p)" : ""));
     }
   }
   return m;
@@ -224,8 +233,8 @@ std::string hex_of(uint64_t v) {
 
 // As perf names a raw event: its digits as written, then the modifiers: r0c4, r20c4:k, r20c4:upp.
 std::string raw_event_name(const std::string& hex, const EventModifiers& m) {
-  std::string mods = std::string(m.user ? "u" : "") + (m.kernel ? "k" : "") +
-                     std::string(m.precise, 'p');
+  std::string mods =
+      std::string(m.user ? "u" : "") + (m.kernel ? "k" : "") + std::string(m.precise, 'p');
   return "r" + hex + (mods.empty() ? "" : ":" + mods);
 }
 
@@ -241,44 +250,61 @@ BranchFilter parse_branch_filter(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {
     const size_t comma = text.find(',', start);
-    const std::string_view word =
-        text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (word == "any") any = true;
-    else if (word == "u") f.user = true;
-    else if (word == "k") f.kernel = true;
+    const std::string_view word = text.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    if (word == "any")
+      any = true;
+    else if (word == "u")
+      f.user = true;
+    else if (word == "k")
+      f.kernel = true;
     else
-      throw EventSelectionError("{branch_filter} " + std::string(text) + ": '" + std::string(word) +
-                                "' is not taken; {branch_filter} takes any[,u][,k] (every taken branch: what "
-                                "BOLT and AutoFDO need)");
+      throw EventSelectionError(
+          "{branch_filter} " + std::string(text) + ": '" + std::string(word) +
+          "' is not taken; {branch_filter} takes any[,u][,k] (every taken branch: what "
+          "BOLT and AutoFDO need)");
     if (comma == std::string_view::npos) break;
     start = comma + 1;
   }
   if (!any)
-    throw EventSelectionError("{branch_filter} " + std::string(text) + ": name the branches: any[,u][,k]");
+    throw EventSelectionError("{branch_filter} " + std::string(text) +
+                              ": name the branches: any[,u][,k]");
   return f;
 }
 
-EventSpec parse_event_request(std::string_view event, bool any_branch, std::string_view branch_filter) {
-  if (any_branch && !branch_filter.empty()) throw EventSelectionError("{branch_any} and {branch_filter} exclude each other");
+EventSpec parse_event_request(std::string_view event, bool any_branch,
+                              std::string_view branch_filter) {
+  if (any_branch && !branch_filter.empty())
+    throw EventSelectionError("{branch_any} and {branch_filter} exclude each other");
   EventSpec spec;
   const size_t colon = event.find(':');
   const std::string_view name = event.substr(0, colon);
-  if (event.size() > 1 && event[0] == 'r' && name != "r") spec = parse_raw_event(event);
+  if (event.size() > 1 && event[0] == 'r' && name != "r")
+    spec = parse_raw_event(event);
   else if (name == "cycles" || name == "cpu-clock") {
     spec = name == "cycles" ? EventRequest::Cycles : EventRequest::CpuClock;
-    if (colon != std::string_view::npos) spec.modifiers = parse_level_modifiers(event, name, event.substr(colon + 1));
-  } else if (colon != std::string_view::npos && (name == "auto" || name == "lbr" || name == "brs" || name == "spe"))
-    throw EventSelectionError("{event} " + std::string(event) + ": " + std::string(name) +
-                              " takes no modifiers; cycles and cpu-clock take u and k (cycles:u), raw "
-                              "events u, k and p (r20c4:k)");
-  else if (event == "auto") spec = EventRequest::Auto;
-  else if (event == "lbr") spec = EventRequest::Lbr;
-  else if (event == "brs") spec = EventRequest::Brs;
-  else if (event == "spe") spec = EventRequest::Spe;
+    if (colon != std::string_view::npos)
+      spec.modifiers = parse_level_modifiers(event, name, event.substr(colon + 1));
+  } else if (colon != std::string_view::npos &&
+             (name == "auto" || name == "lbr" || name == "brs" || name == "spe"))
+    throw EventSelectionError(
+        "{event} " + std::string(event) + ": " + std::string(name) +
+        " takes no modifiers; cycles and cpu-clock take u and k (cycles:u), raw "
+        "events u, k and p (r20c4:k)");
+  else if (event == "auto")
+    spec = EventRequest::Auto;
+  else if (event == "lbr")
+    spec = EventRequest::Lbr;
+  else if (event == "brs")
+    spec = EventRequest::Brs;
+  else if (event == "spe")
+    spec = EventRequest::Spe;
   else
-    throw EventSelectionError("unknown event \"" + std::string(event) +
-                              "\": {event} takes auto, lbr, brs, spe, cycles[:u|k], cpu-clock[:u|k] or a raw "
-                              "event rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with {branch_any} or {branch_filter}");
+    throw EventSelectionError(
+        "unknown event \"" + std::string(event) +
+        "\": {event} takes auto, lbr, brs, spe, cycles[:u|k], cpu-clock[:u|k] or a raw "
+        "event rHEX[:u|k|p...] (e.g. r20c4:k); a branch stack is asked with {branch_any} or "
+        "{branch_filter}");
   if (any_branch) spec.branches = BranchFilter{};
   if (!branch_filter.empty()) spec.branches = parse_branch_filter(branch_filter);
   return spec;
@@ -365,17 +391,18 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                     "CAP_PERFMON or set kernel.perf_event_paranoid to 1 to include them)";
 
   if (options.kernel_only && !s.include_kernel)
-    throw EventSelectionError("a kernel profile needs kernel samples, which this process may not take: "
-                              "kernel.perf_event_paranoid is " + std::to_string(p.paranoid) +
-                              " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN (grant "
-                              "CAP_PERFMON or set kernel.perf_event_paranoid to 1)");
+    throw EventSelectionError(
+        "a kernel profile needs kernel samples, which this process may not take: "
+        "kernel.perf_event_paranoid is " +
+        std::to_string(p.paranoid) +
+        " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN (grant "
+        "CAP_PERFMON or set kernel.perf_event_paranoid to 1)");
   s.kernel_only = options.kernel_only;
 
   const CpuCapabilities& cpu = context.cpu;
   const EventSpec& spec = options.event;
-  const std::string refusal_why =
-      "kernel.perf_event_paranoid is " + std::to_string(p.paranoid) +
-      " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN";
+  const std::string refusal_why = "kernel.perf_event_paranoid is " + std::to_string(p.paranoid) +
+                                  " and this process has neither CAP_PERFMON nor CAP_SYS_ADMIN";
   if (spec.branches && spec.branches->kernel && !s.include_kernel)
     throw EventSelectionError(branch_filter_text(*spec.branches) +
                               " asks for kernel branches, which this process may not record: " +
@@ -395,11 +422,14 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
   if (request != EventRequest::Raw && spec.modifiers.names_levels()) {
     const EventModifiers& m = spec.modifiers;
     if (m.kernel && !s.include_kernel)
-      throw EventSelectionError("{event} " + std::string(engine_event_name(request == EventRequest::CpuClock
-                                                                                ? SamplingEngine::CpuClock
-                                                                                : SamplingEngine::Cycles)) +
-                                ":" + (m.user ? "u" : "") + "k asks for kernel samples, which this process may "
-                                "not take: " + refusal_why + " (use :u, or grant CAP_PERFMON)");
+      throw EventSelectionError("{event} " +
+                                std::string(engine_event_name(request == EventRequest::CpuClock
+                                                                  ? SamplingEngine::CpuClock
+                                                                  : SamplingEngine::Cycles)) +
+                                ":" + (m.user ? "u" : "") +
+                                "k asks for kernel samples, which this process may "
+                                "not take: " +
+                                refusal_why + " (use :u, or grant CAP_PERFMON)");
     s.kernel_note.clear();  // the levels are what was asked, not a restriction
     s.include_kernel = m.kernel;
     s.kernel_only = s.kernel_only || !m.user;
@@ -421,14 +451,16 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       if (cpu.branch_stack == BranchHardware::None)
         throw EventSelectionError(
             "{event} lbr: this CPU has no branch stack that samples on cycles (Intel LBR, AMD "
-            "LbrExtV2, Arm BRBE); looked at: " + probe_summary(cpu) +
-            (cpu.brs ? ". It has AMD BRS: use {event} brs" : ". Use {event} auto or {event} cpu-clock"));
+            "LbrExtV2, Arm BRBE); looked at: " +
+            probe_summary(cpu) +
+            (cpu.brs ? ". It has AMD BRS: use {event} brs"
+                     : ". Use {event} auto or {event} cpu-clock"));
       const int err = trial(SamplingEngine::BranchStack, s.rate);
       if (err != 0)
-        throw EventSelectionError(std::string("{event} lbr: ") + branch_hardware_name(cpu.branch_stack) +
-                                  " found (" + probe_summary(cpu) +
-                                  ") but perf_event_open refused cycles with a branch stack (" +
-                                  errno_name(err) + ")");
+        throw EventSelectionError(
+            std::string("{event} lbr: ") + branch_hardware_name(cpu.branch_stack) + " found (" +
+            probe_summary(cpu) + ") but perf_event_open refused cycles with a branch stack (" +
+            errno_name(err) + ")");
       s.engine = SamplingEngine::BranchStack;
       s.branch_hardware = cpu.branch_stack;
       s.engine_note = std::string("sampling cycles with ") +
@@ -437,9 +469,10 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
     }
     case EventRequest::Spe: {
       if (cpu.spe_pmus.empty())
-        throw EventSelectionError("{event} spe: this machine has no Arm SPE PMU (the statistical "
-                                  "profiling extension, arm_spe_N); looked at: " + probe_summary(cpu) +
-                                  ". Use {event} auto");
+        throw EventSelectionError(
+            "{event} spe: this machine has no Arm SPE PMU (the statistical "
+            "profiling extension, arm_spe_N); looked at: " +
+            probe_summary(cpu) + ". Use {event} auto");
       const SpePmu& pmu = cpu.spe_pmus.front();
       // Branch records asked: SPE's own filter, not a perf branch stack (the records' branches
       // are synthesized as one-entry stacks, spe_sample_synthesizer.h).
@@ -450,8 +483,9 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       s.spe_privileged = p.perfmon();  // the driver's perfmon_capable(), whatever the sysctl
       const int err = context.probe(make_spe_attr(pmu, spe_options(s, TargetKind::Command)));
       if (err != 0)
-        throw EventSelectionError("{event} spe: " + pmu.name + " found (type " + std::to_string(pmu.type) +
-                                  ", min_interval " + std::to_string(pmu.min_interval) +
+        throw EventSelectionError("{event} spe: " + pmu.name + " found (type " +
+                                  std::to_string(pmu.type) + ", min_interval " +
+                                  std::to_string(pmu.min_interval) +
                                   ") but perf_event_open refused it (" + errno_name(err) + ")");
       s.engine = SamplingEngine::Spe;
       s.engine_note = "sampling Arm SPE (" + pmu.name + ") every " + std::to_string(s.rate.value) +
@@ -462,22 +496,26 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
     case EventRequest::Brs: {
       s.rate = brs_rate(options);
       if (!cpu.brs)
-        throw EventSelectionError("{event} brs: this CPU has no AMD BRS (Zen3's branch sampling); "
-                                  "looked at: " + probe_summary(cpu) +
-                                  (cpu.branch_stack != BranchHardware::None
-                                       ? std::string(". It has ") +
-                                             branch_hardware_name(cpu.branch_stack) +
-                                             ": use {event} lbr"
-                                       : ". Use {event} auto or {event} cpu-clock"));
+        throw EventSelectionError(
+            "{event} brs: this CPU has no AMD BRS (Zen3's branch sampling); "
+            "looked at: " +
+            probe_summary(cpu) +
+            (cpu.branch_stack != BranchHardware::None
+                 ? std::string(". It has ") + branch_hardware_name(cpu.branch_stack) +
+                       ": use {event} lbr"
+                 : ". Use {event} auto or {event} cpu-clock"));
       const int err = trial(SamplingEngine::Brs, s.rate);
       if (err != 0)
         throw EventSelectionError("{event} brs: AMD BRS found (" + probe_summary(cpu) +
                                   ") but perf_event_open refused raw event 0xc4 with a branch "
-                                  "stack (" + errno_name(err) + ")");
+                                  "stack (" +
+                                  errno_name(err) + ")");
       s.engine = SamplingEngine::Brs;
       s.branch_hardware = BranchHardware::AmdBrs;
-      s.engine_note = "sampling AMD BRS branch stacks on retired taken branches (raw 0xc4), "
-                      "every " + std::to_string(s.rate.value) + " ({event} brs)";
+      s.engine_note =
+          "sampling AMD BRS branch stacks on retired taken branches (raw 0xc4), "
+          "every " +
+          std::to_string(s.rate.value) + " ({event} brs)";
       break;
     }
     case EventRequest::Raw: {
@@ -486,9 +524,10 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       const bool user_only_asked = m.user && !m.kernel;
       if (!s.include_kernel) {
         if (m.kernel)
-          throw EventSelectionError("{event} " + asked + " asks for kernel samples, which this "
-                                    "process may not take: " + refusal_why +
-                                    " (use :u, or grant CAP_PERFMON)");
+          throw EventSelectionError("{event} " + asked +
+                                    " asks for kernel samples, which this "
+                                    "process may not take: " +
+                                    refusal_why + " (use :u, or grant CAP_PERFMON)");
         m.user = true;  // a bare raw event becomes :u, as perf falls back to
       }
       if (user_only_asked) s.kernel_note.clear();  // what was asked, not a restriction
@@ -505,16 +544,16 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
                                     ": this CPU records branch stacks only with AMD BRS, on raw "
                                     "event r0c4 (retired taken branches); looked at: " +
                                     probe_summary(cpu));
-        if (brs_only) s.rate = brs_rate(options, "{event} " + asked + " with a branch stack (AMD BRS)");
+        if (brs_only)
+          s.rate = brs_rate(options, "{event} " + asked + " with a branch stack (AMD BRS)");
         s.branch_hardware = brs_only ? BranchHardware::AmdBrs : cpu.branch_stack;
       }
-      s.engine_note = "sampling raw event " + named + " (config 0x" + hex_of(spec.raw_config) +
-                      ")" +
-                      (spec.branches ? " with branch stacks (" +
-                                           branch_filter_text(*spec.branches) + ")"
-                                     : std::string()) +
-                      (s.rate.by_frequency ? " at " + std::to_string(s.rate.value) + " Hz"
-                                           : " every " + std::to_string(s.rate.value));
+      s.engine_note =
+          "sampling raw event " + named + " (config 0x" + hex_of(spec.raw_config) + ")" +
+          (spec.branches ? " with branch stacks (" + branch_filter_text(*spec.branches) + ")"
+                         : std::string()) +
+          (s.rate.by_frequency ? " at " + std::to_string(s.rate.value) + " Hz"
+                               : " every " + std::to_string(s.rate.value));
       s.name = named;
       return s;
     }
@@ -541,8 +580,10 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
           s.engine = SamplingEngine::Brs;
           s.branch_hardware = BranchHardware::AmdBrs;
           s.rate = rate;
-          s.engine_note = "AMD BRS found, sampling branch stacks on retired taken branches "
-                          "(raw 0xc4) every " + std::to_string(rate.value);
+          s.engine_note =
+              "AMD BRS found, sampling branch stacks on retired taken branches "
+              "(raw 0xc4) every " +
+              std::to_string(rate.value);
           break;
         }
         why_not = "AMD BRS refused (" + errno_name(err) + ")";
@@ -550,7 +591,8 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
         // An Arm machine without BRBE: SPE gives branches (one per sampled branch operation).
         const SpePmu& pmu = cpu.spe_pmus.front();
         if (options.frequency_hz) {
-          why_not = "Arm SPE (" + pmu.name + ") not used: it samples by interval only and {frequency} was given";
+          why_not = "Arm SPE (" + pmu.name +
+                    ") not used: it samples by interval only and {frequency} was given";
         } else {
           s.rate = spe_rate(options, pmu);
           s.spe_pmu = pmu;
@@ -575,24 +617,27 @@ EventSelection select_event(const EventOptions& options, const SelectionContext&
       const int err = trial(SamplingEngine::Cycles, s.rate);
       if (err == 0) {
         s.engine = SamplingEngine::Cycles;
-        s.engine_note = prefix + "hardware PMU found, sampling cycles (IP samples, no branch stacks)";
+        s.engine_note =
+            prefix + "hardware PMU found, sampling cycles (IP samples, no branch stacks)";
       } else {
         s.engine = SamplingEngine::CpuClock;
-        s.engine_note = prefix +
-                        (means_no_pmu(err) ? "no hardware PMU" : "cycles not usable") +
+        s.engine_note = prefix + (means_no_pmu(err) ? "no hardware PMU" : "cycles not usable") +
                         " (cycles: " + errno_name(err) +
                         "): falling back to IP sampling on cpu-clock";
       }
       break;
     }
   }
-  const char* level = s.modifiers.names_levels() ? (s.modifiers.user ? (s.modifiers.kernel ? "uk" : "u") : "k")
-                      : s.kernel_only                 ? "k"
-                      : s.include_kernel              ? ""
-                                                      : "u";
+  const char* level = s.modifiers.names_levels()
+                          ? (s.modifiers.user ? (s.modifiers.kernel ? "uk" : "u") : "k")
+                      : s.kernel_only    ? "k"
+                      : s.include_kernel ? ""
+                                         : "u";
   // perf spells a PMU event's modifiers after its slashes, without a colon: "arm_spe_0//u".
-  if (s.engine == SamplingEngine::Spe) s.name = s.spe_pmu.name + "//" + level;
-  else s.name = std::string(engine_event_name(s.engine)) + (*level ? ":" : "") + level;
+  if (s.engine == SamplingEngine::Spe)
+    s.name = s.spe_pmu.name + "//" + level;
+  else
+    s.name = std::string(engine_event_name(s.engine)) + (*level ? ":" : "") + level;
   return s;
 }
 
@@ -609,7 +654,8 @@ perf_event_attr make_sampling_attr(const EventSelection& selection, TargetKind t
     set_rate(attr, selection.rate);
     if (selection.engine == SamplingEngine::Raw || selection.modifiers.names_levels())
       set_modifier_privilege(attr, selection.modifiers);
-    else set_privilege(attr, selection.include_kernel);
+    else
+      set_privilege(attr, selection.include_kernel);
     if (selection.kernel_only) attr.exclude_user = 1;
     attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                        PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;

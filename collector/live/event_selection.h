@@ -65,9 +65,9 @@ struct BranchFilter {
 // What -e (and -b / -j) asked for.
 struct EventSpec {
   EventRequest request = EventRequest::Auto;
-  uint64_t raw_config = 0;             // Raw only
-  std::string raw_hex;                 // Raw only: the digits as written, for the event's name
-  EventModifiers modifiers;            // Raw, Cycles and CpuClock (u and k only for these two)
+  uint64_t raw_config = 0;               // Raw only
+  std::string raw_hex;                   // Raw only: the digits as written, for the event's name
+  EventModifiers modifiers;              // Raw, Cycles and CpuClock (u and k only for these two)
   std::optional<BranchFilter> branches;  // -b / -j; empty: the engine's own (or none)
 
   EventSpec() = default;
@@ -156,15 +156,16 @@ struct EventSelection {
   // stack on cycles: the u and k asked (`cycles:u`), which then set the privilege bits as perf's.
   EventModifiers modifiers;
   std::optional<BranchFilter> branches;  // the branch request; empty: the engine's default
-  SpePmu spe_pmu;            // Spe: the PMU (its type and min_interval)
+  SpePmu spe_pmu;                        // Spe: the PMU (its type and min_interval)
   // Spe with {branch_any} / {branch_filter}: SPE's branch filter, branch records only (every
   // record's taken branch becomes one edge; SPE has no branch stack of its own).
   bool spe_branches_only = false;
   bool spe_privileged = false;  // Spe: CAP_PERFMON, physical addresses and timestamps may be asked
-  std::string engine_note;   // which event and why, in a line: "no hardware PMU (cycles: ENOENT), ..."
-  std::string probe_note;    // empty, or what was probed for branch-stack hardware and not found
-  std::string kernel_note;   // empty, or why kernel samples are left out
-  std::string rate_note;     // empty, or why -F was lowered
+  std::string
+      engine_note;  // which event and why, in a line: "no hardware PMU (cycles: ENOENT), ..."
+  std::string probe_note;   // empty, or what was probed for branch-stack hardware and not found
+  std::string kernel_note;  // empty, or why kernel samples are left out
+  std::string rate_note;    // empty, or why -F was lowered
 };
 
 // Decides the engine (probing for `auto`), the rate and the privilege level.

@@ -28,7 +28,8 @@ void check_attrs_share_buffers(const std::vector<LiveAttr>& attrs) {
   constexpr uint64_t kTrailer = perf_abi::kSampleIdTrailerBits;
   for (const LiveAttr& a : attrs) {
     if (!(a.attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-      throw std::invalid_argument("event " + a.name + " lacks PERF_SAMPLE_IDENTIFIER, which "
+      throw std::invalid_argument("event " + a.name +
+                                  " lacks PERF_SAMPLE_IDENTIFIER, which "
                                   "events sharing a ring buffer need to be told apart");
     if (a.attr.sample_id_all != first.sample_id_all ||
         (a.attr.sample_type & kTrailer) != (first.sample_type & kTrailer))
@@ -52,7 +53,10 @@ std::vector<LiveAttr> attrs_of(const PerfEventSet& events) {
 }  // namespace
 
 LiveRecordSource::LiveRecordSource(std::vector<LiveAttr> attrs, std::vector<RingBuffer*> buffers)
-    : intake_decoder_(state_), output_decoder_(state_), resync_decoder_(state_), reader_(std::move(buffers)) {
+    : intake_decoder_(state_),
+      output_decoder_(state_),
+      resync_decoder_(state_),
+      reader_(std::move(buffers)) {
   check_attrs_share_buffers(attrs);
   for (const LiveAttr& a : attrs) {
     const uint32_t index = state_.add_attr(to_perf_attr(a.attr), a.ids);
@@ -134,7 +138,8 @@ bool LiveRecordSource::add_existing_process(pid_t pid) {
   return true;
 }
 
-bool LiveRecordSource::synthesize_now(pid_t pid, const std::function<void(const Record&)>& consume) {
+bool LiveRecordSource::synthesize_now(pid_t pid,
+                                      const std::function<void(const Record&)>& consume) {
   resync_buffer_.clear();
   if (!synthesize_process(pid, layout_, resync_buffer_)) return false;
   CommRecord exec;
@@ -180,7 +185,8 @@ size_t LiveRecordSource::add_all_existing_processes() {
 }
 
 void LiveRecordSource::read_spe(uint32_t pmu_type, std::vector<SpeLiveReader::Area> areas) {
-  for (size_t i = 0; i < areas.size() && i < reader_.buffer_count(); ++i) reader_.set_aux(i, areas[i].aux);
+  for (size_t i = 0; i < areas.size() && i < reader_.buffer_count(); ++i)
+    reader_.set_aux(i, areas[i].aux);
   spe_ = std::make_unique<SpeLiveReader>(state_, pmu_type, std::move(areas));
 }
 
@@ -201,7 +207,8 @@ void LiveRecordSource::consume_aux(std::span<const uint8_t> bytes, uint32_t stre
     return;  // counted as malformed when the record itself leaves the time order
   }
   if (const auto* aux = std::get_if<AuxRecord>(&decoded))
-    spe_->consume(stream, raw, *aux, copy, [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
+    spe_->consume(stream, raw, *aux, copy,
+                  [this](const RawRecord& r, uint64_t t) { orderer_.push(r, t); });
 }
 
 uint64_t LiveRecordSource::drain() {
@@ -219,8 +226,8 @@ void LiveRecordSource::ingest(const RecordBatch& batch) {
     const RecordBatch::Piece& p = pieces[i];
     if (p.kind != Kind::Record) continue;  // AUX bytes go with the record before them
     const std::span<const uint8_t> record = batch.piece_bytes(p);
-    if (spe_ && perf_abi::load<uint32_t>(record.data()) == perf_abi::kAux && i + 1 < pieces.size() &&
-        pieces[i + 1].kind != Kind::Record) {
+    if (spe_ && perf_abi::load<uint32_t>(record.data()) == perf_abi::kAux &&
+        i + 1 < pieces.size() && pieces[i + 1].kind != Kind::Record) {
       const RecordBatch::Piece& a = pieces[++i];
       SpeLiveReader::AuxCopy copy;
       copy.state = a.kind == Kind::AuxBytes     ? SpeLiveReader::AuxCopy::State::Copied

@@ -57,26 +57,26 @@ struct LiveAttr {
 };
 
 struct LiveCounters {
-  uint64_t passes = 0;            // drain() calls
-  uint64_t records = 0;           // kernel records read
-  uint64_t bytes = 0;             // their bytes
-  uint64_t samples = 0;           // PERF_RECORD_SAMPLE
-  uint64_t lost_records = 0;      // PERF_RECORD_LOST: the ring buffer was full
-  uint64_t lost_samples = 0;      //   the records they say were lost
-  uint64_t dropped_samples = 0;   // PERF_RECORD_LOST_SAMPLES: dropped inside the kernel
-  uint64_t throttles = 0;         // PERF_RECORD_THROTTLE: the kernel slowed sampling down
+  uint64_t passes = 0;           // drain() calls
+  uint64_t records = 0;          // kernel records read
+  uint64_t bytes = 0;            // their bytes
+  uint64_t samples = 0;          // PERF_RECORD_SAMPLE
+  uint64_t lost_records = 0;     // PERF_RECORD_LOST: the ring buffer was full
+  uint64_t lost_samples = 0;     //   the records they say were lost
+  uint64_t dropped_samples = 0;  // PERF_RECORD_LOST_SAMPLES: dropped inside the kernel
+  uint64_t throttles = 0;        // PERF_RECORD_THROTTLE: the kernel slowed sampling down
   uint64_t unthrottles = 0;
-  uint64_t aux_records = 0;       // PERF_RECORD_AUX: AUX-area data written (SPE, PT)
-  uint64_t aux_bytes = 0;         //   the bytes they say were written
-  uint64_t aux_truncated = 0;     //   of them, marked TRUNCATED: the AUX area was full
-  uint64_t aux_partial = 0;       //   of them, marked PARTIAL: the hardware left a gap
-  uint64_t aux_collisions = 0;    //   of them, marked COLLISION: samples collided (SPE)
+  uint64_t aux_records = 0;              // PERF_RECORD_AUX: AUX-area data written (SPE, PT)
+  uint64_t aux_bytes = 0;                //   the bytes they say were written
+  uint64_t aux_truncated = 0;            //   of them, marked TRUNCATED: the AUX area was full
+  uint64_t aux_partial = 0;              //   of them, marked PARTIAL: the hardware left a gap
+  uint64_t aux_collisions = 0;           //   of them, marked COLLISION: samples collided (SPE)
   uint64_t backlog_dropped_samples = 0;  // samples the drain thread left out: its backlog was full
   uint64_t backlog_dropped_records = 0;  // other records it left out (side-band: resync)
-  uint64_t synthesized = 0;       // records made from /proc
-  uint64_t malformed = 0;         // records that did not decode (skipped)
-  uint64_t skipped_bytes = 0;     // unreadable buffer contents (corrupt header), skipped
-  uint64_t corrupt_heads = 0;     // passes whose data_head was impossible (the buffer restarted)
+  uint64_t synthesized = 0;              // records made from /proc
+  uint64_t malformed = 0;                // records that did not decode (skipped)
+  uint64_t skipped_bytes = 0;            // unreadable buffer contents (corrupt header), skipped
+  uint64_t corrupt_heads = 0;  // passes whose data_head was impossible (the buffer restarted)
 };
 
 class LiveRecordSource : public RecordSource {
@@ -150,7 +150,8 @@ class LiveRecordSource : public RecordSource {
  private:
   void count(const Record& r);
   void push_raw(std::span<const uint8_t> bytes, uint32_t stream);
-  void consume_aux(std::span<const uint8_t> bytes, uint32_t stream, const SpeLiveReader::AuxCopy& copy);
+  void consume_aux(std::span<const uint8_t> bytes, uint32_t stream,
+                   const SpeLiveReader::AuxCopy& copy);
 
   PerfSessionState state_;
   RecordDecoder intake_decoder_;  // reads each record's time for ordering (peek_time)

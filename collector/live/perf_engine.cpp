@@ -24,7 +24,9 @@ std::string dummy_name(const perf_event_attr& dummy) {
 }  // namespace
 
 PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
-    : options_(std::move(options)), backlog_(options_.backlog_bytes), spe_(selection.engine == SamplingEngine::Spe) {
+    : options_(std::move(options)),
+      backlog_(options_.backlog_bytes),
+      spe_(selection.engine == SamplingEngine::Spe) {
   PerfPermissions permissions = PerfPermissions::of_this_process();
   perf_event_attr attr = make_sampling_attr(selection, options_.target.kind);
   if (!spe_) {
@@ -65,10 +67,12 @@ PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions option
     for (size_t i = 0; i < aux.size(); ++i)
       areas.push_back({aux[i], static_cast<uint32_t>(events_->cpus()[i])});
     source_->read_spe(selection.spe_pmu.type, std::move(areas));
-    if (!aux.empty() && aux[0]) spe_aux_pages_ = aux[0]->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    if (!aux.empty() && aux[0])
+      spe_aux_pages_ = aux[0]->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     time_to_epoch_.reset();  // perf's clock has no known relation to the wall clock here
   } else {
-    time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) - static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+    time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) -
+                     static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
     if (options_.target.kind == TargetKind::SystemWide)
       cpus_ = std::make_unique<CpuFollower>(*events_, source_->reader());
   }
@@ -84,11 +88,11 @@ void PerfEngine::start() {
 
 std::vector<int> PerfEngine::descriptors() const { return events_->pollable_fds(); }
 
+bool PerfEngine::descriptors_changed() { return cpus_ && cpus_->descriptors_changed(); }
+
 std::vector<std::string> PerfEngine::take_notes() {
-  std::lock_guard<std::mutex> lock(notes_mutex_);
-  std::vector<std::string> out;
-  out.swap(pending_notes_);
-  return out;
+  if (!cpus_) return {};
+  return cpus_->take_notes();
 }
 
 bool PerfEngine::targets_alive() const {
@@ -105,14 +109,7 @@ bool PerfEngine::collect() {
   budget.samples = backlog_.room(0);
   budget.records = budget.samples + backlog_.limit() / 16;
   source_->reader().read_pass(*batch, budget);
-  if (cpus_) {
-    std::vector<std::string> notes;
-    if (cpus_->follow(*batch, notes)) descriptors_changed_ = true;
-    if (!notes.empty()) {
-      std::lock_guard<std::mutex> lock(notes_mutex_);
-      for (std::string& n : notes) pending_notes_.push_back(std::move(n));
-    }
-  }
+  if (cpus_) cpus_->follow(*batch);
   // A full AUX area makes the kernel stop the event (perf_aux_output_begin finds no room: a
   // pending disable) and say so with a TRUNCATED record. Its bytes have just been given back,
   // so the events are enabled again (a no-op on those still running; a command's events wrote
@@ -171,13 +168,15 @@ void PerfEngine::consume_ready(SamplePipeline& pipeline) {
 void PerfEngine::resync_if_lost(const SampleRecord& s, SamplePipeline& pipeline) {
   // Kernel samples resolve against the kernel's own mappings, which no loss takes away; pid 0 is
   // the idle task or a process outside this pid namespace, neither of which /proc describes.
-  if (s.cpumode != CpuMode::User || s.pid == 0 || s.pid == kNoPid || s.pid == static_cast<uint32_t>(::getpid()))
+  if (s.cpumode != CpuMode::User || s.pid == 0 || s.pid == kNoPid ||
+      s.pid == static_cast<uint32_t>(::getpid()))
     return;
   if (pipeline.processes().find(s.pid, s.ip, s.cpumode)) return;
   if (!resynced_.insert(s.pid).second) return;
   // An exec may have been lost too: what is known of the process goes, and /proc says what is
   // mapped now. The records go straight to the pipeline, ahead of this sample.
-  const bool read = source_->synthesize_now(static_cast<pid_t>(s.pid), [&](const Record& r) { pipeline.consume(r); });
+  const bool read = source_->synthesize_now(static_cast<pid_t>(s.pid),
+                                            [&](const Record& r) { pipeline.consume(r); });
   if (read) ++resynced_processes_;
 }
 

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <unordered_set>
 #include <optional>
 #include <string>
@@ -56,7 +55,8 @@ class PerfEngine : public CollectionEngine {
   bool collects_live() const override { return true; }
   // A pass over the ring buffers into the backlog; a TRUNCATED AUX area's events enabled again.
   bool collect() override;
-  bool descriptors_changed() override { return descriptors_changed_.exchange(false); }
+  // What the CPU follower changed and said (system-wide only).
+  bool descriptors_changed() override;
   std::vector<std::string> take_notes() override;
   void process(SamplePipeline& pipeline) override;
   void settle(SamplePipeline& pipeline, uint64_t monotonic_ns) override;
@@ -94,9 +94,6 @@ class PerfEngine : public CollectionEngine {
   uint64_t truncations_seen_ = 0;  // SPE: TRUNCATED AUX records acted on
   std::atomic<uint64_t> spe_restarts_{0};
   std::unique_ptr<CpuFollower> cpus_;  // system-wide: CPUs going offline and coming online
-  std::atomic<bool> descriptors_changed_{false};
-  std::mutex notes_mutex_;
-  std::vector<std::string> pending_notes_;
   // Session thread's: losses seen in the record stream, and the processes read again since.
   uint64_t losses_seen_ = 0;
   bool resyncing_ = false;

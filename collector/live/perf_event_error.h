@@ -41,8 +41,8 @@ class PerfEventError : public SettingError {
 struct OpenFailure {
   int error_number = 0;
   TargetKind target = TargetKind::Processes;
-  pid_t pid = -1;               // the process it was for; -1 system-wide
-  pid_t tid = -1;               // the thread
+  pid_t pid = -1;  // the process it was for; -1 system-wide
+  pid_t tid = -1;  // the thread
   int cpu = -1;
   bool other_user = false;      // the process belongs to another user than our real uid
   uid_t owner = 0;              // its owner when other_user

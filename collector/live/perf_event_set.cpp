@@ -47,9 +47,14 @@ PerfEventSet::EventList::~EventList() {
 
 PerfEventSet::PerfEventSet(std::vector<EventSetMember> members, const CollectionTarget& target,
                            const EventSetOptions& options, const PerfPermissions& permissions)
-    : members_(std::move(members)), opened_(members_.size(), 0), target_(target),
-      permissions_(permissions), mmap_pages_(options.mmap_pages), aux_pages_(options.aux_pages),
-      cpus_(options.cpus.empty() ? online_cpus() : options.cpus), ids_(members_.size()) {
+    : members_(std::move(members)),
+      opened_(members_.size(), 0),
+      target_(target),
+      permissions_(permissions),
+      mmap_pages_(options.mmap_pages),
+      aux_pages_(options.aux_pages),
+      cpus_(options.cpus.empty() ? online_cpus() : options.cpus),
+      ids_(members_.size()) {
   if (members_.empty()) throw PerfEventError(Kind::Other, 0, "no event to open");
   buffers_.resize(cpus_.size());
   closed_.resize(cpus_.size(), false);
@@ -106,8 +111,9 @@ int PerfEventSet::open_one(pid_t pid, pid_t tid, size_t cpu_index, size_t member
     if (err == EINVAL && attr.build_id && opened_[member] == 0) {
       // Linux before 5.12 has no build-id in MMAP2; the bit is reserved there.
       attr.build_id = 0;
-      notes_.push_back("the kernel does not put build-ids in MMAP2 records (Linux 5.12+); "
-                       "they are read from the mapped files instead");
+      notes_.push_back(
+          "the kernel does not put build-ids in MMAP2 records (Linux 5.12+); "
+          "they are read from the mapped files instead");
       continue;
     }
     if ((err == EMFILE || err == ENFILE) && !raised_fd_limit_) {
@@ -143,20 +149,18 @@ void PerfEventSet::attach(int fd, size_t cpu_index, pid_t pid, size_t member) {
     } catch (const std::system_error& e) {
       const int err = e.code().value();
       if (err == EPERM)
-        throw PerfEventError(Kind::BufferSize, err,
-                             buffer_refused_message(LockBudget::of_this_process(permissions_),
-                                                    static_cast<uint32_t>(cpus_.size()),
-                                                    mmap_pages_));
-      throw PerfEventError(Kind::Other, err,
-                           std::string(e.what()) + " (" + errno_name(err) + ")");
+        throw PerfEventError(
+            Kind::BufferSize, err,
+            buffer_refused_message(LockBudget::of_this_process(permissions_),
+                                   static_cast<uint32_t>(cpus_.size()), mmap_pages_));
+      throw PerfEventError(Kind::Other, err, std::string(e.what()) + " (" + errno_name(err) + ")");
     }
   } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, buffer->fd()) != 0) {
     const int err = errno;
     throw PerfEventError(Kind::Other, err,
                          "redirecting event " + members_[member].name + " of process " +
-                             std::to_string(pid) +
-                             " into the ring buffer of CPU " + std::to_string(cpus_[cpu_index]) +
-                             " failed: " + errno_name(err));
+                             std::to_string(pid) + " into the ring buffer of CPU " +
+                             std::to_string(cpus_[cpu_index]) + " failed: " + errno_name(err));
   }
   uint64_t id = 0;
   if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0) ids_[member].push_back(id);
@@ -188,7 +192,8 @@ void PerfEventSet::close_cpu(size_t cpu_index) {
 
 size_t PerfEventSet::open_cpu(int cpu) {
   if (target_.kind != TargetKind::SystemWide)
-    throw PerfEventError(Kind::Other, 0, "only a system-wide collection follows CPUs coming online");
+    throw PerfEventError(Kind::Other, 0,
+                         "only a system-wide collection follows CPUs coming online");
   const size_t index = cpus_.size();
   cpus_.push_back(cpu);
   buffers_.emplace_back();
@@ -201,7 +206,8 @@ size_t PerfEventSet::open_cpu(int cpu) {
     throw;
   }
   if (enabled_) {
-    for (size_t i = before; i < events_.size(); ++i) ::ioctl(events_[i].fd, PERF_EVENT_IOC_ENABLE, 0);
+    for (size_t i = before; i < events_.size(); ++i)
+      ::ioctl(events_[i].fd, PERF_EVENT_IOC_ENABLE, 0);
   }
   return index;
 }
@@ -214,7 +220,8 @@ std::vector<int> PerfEventSet::open_cpus() const {
 }
 
 RingBuffer* PerfEventSet::ring_buffer(size_t cpu_index) {
-  return cpu_index < buffers_.size() && buffers_[cpu_index] ? &buffers_[cpu_index]->reader() : nullptr;
+  return cpu_index < buffers_.size() && buffers_[cpu_index] ? &buffers_[cpu_index]->reader()
+                                                            : nullptr;
 }
 
 std::vector<int> PerfEventSet::fds_of_cpu(size_t cpu_index, size_t member) const {

@@ -37,7 +37,7 @@ namespace profcollect {
 // Where a member's records go.
 enum class EventOutput {
   RingBuffer,  // its CPU's ring buffer (mapped by the first such event of the CPU)
-  None,        // no ring buffer: its overflows are consumed elsewhere (a BPF program attached to it)
+  None,  // no ring buffer: its overflows are consumed elsewhere (a BPF program attached to it)
 };
 
 // One event of the set.
@@ -151,7 +151,7 @@ class PerfEventSet {
   std::vector<int> cpus_;
   EventList events_;
   std::vector<std::unique_ptr<MappedRingBuffer>> buffers_;  // by cpu index
-  std::vector<std::vector<uint64_t>> ids_;  // by member
+  std::vector<std::vector<uint64_t>> ids_;                  // by member
   std::vector<std::string> notes_;
   size_t thread_count_ = 0;
   bool raised_fd_limit_ = false;

@@ -13,8 +13,8 @@ namespace profcollect {
 
 // How many records and samples a reader left out, and why (counted where they were dropped).
 struct DropCounts {
-  uint64_t samples = 0;  // PERF_RECORD_SAMPLE records left out: the backlog was full
-  uint64_t records = 0;  // other records left out: the backlog was full past its reserve
+  uint64_t samples = 0;    // PERF_RECORD_SAMPLE records left out: the backlog was full
+  uint64_t records = 0;    // other records left out: the backlog was full past its reserve
   uint64_t aux_bytes = 0;  // AUX bytes left out with their PERF_RECORD_AUX
 };
 
@@ -22,9 +22,9 @@ struct DropCounts {
 // the drain thread's without sharing memory with it.
 struct ReaderTotals {
   uint64_t passes = 0;
-  uint64_t skipped_bytes = 0;   // unreadable buffer contents (a corrupt header), skipped
-  uint64_t corrupt_heads = 0;   // passes whose data_head was impossible
-  uint64_t aux_truncations = 0; // PERF_RECORD_AUX records flagged TRUNCATED, as read
+  uint64_t skipped_bytes = 0;    // unreadable buffer contents (a corrupt header), skipped
+  uint64_t corrupt_heads = 0;    // passes whose data_head was impossible
+  uint64_t aux_truncations = 0;  // PERF_RECORD_AUX records flagged TRUNCATED, as read
   DropCounts dropped;
 };
 
@@ -40,8 +40,8 @@ struct RecordBatch {
     uint32_t size = 0;
     uint32_t stream = 0;  // the buffer's index
     Kind kind = Kind::Record;
-    bool wrapped = false;       // AuxBytes: the range wrapped around the end of the area
-    uint64_t unannounced = 0;   // AuxBytes: bytes before it that no record announced
+    bool wrapped = false;      // AuxBytes: the range wrapped around the end of the area
+    uint64_t unannounced = 0;  // AuxBytes: bytes before it that no record announced
   };
 
   std::vector<uint8_t> bytes;
@@ -50,7 +50,9 @@ struct RecordBatch {
   std::vector<std::pair<uint32_t, uint64_t>> new_ids;
   ReaderTotals totals;  // the reader's, at the end of this pass
 
-  std::span<const uint8_t> piece_bytes(const Piece& p) const { return {bytes.data() + p.offset, p.size}; }
+  std::span<const uint8_t> piece_bytes(const Piece& p) const {
+    return {bytes.data() + p.offset, p.size};
+  }
   size_t memory_bytes() const { return bytes.size() + pieces.size() * sizeof(Piece); }
   // What the batch keeps allocated once cleared.
   size_t capacity_bytes() const { return bytes.capacity() + pieces.capacity() * sizeof(Piece); }
@@ -61,7 +63,8 @@ struct RecordBatch {
     new_ids.clear();
   }
   // Appends a piece of `kind` made of `first` and then `second` (a range that wraps).
-  Piece& append(Kind kind, uint32_t stream, std::span<const uint8_t> first, std::span<const uint8_t> second = {}) {
+  Piece& append(Kind kind, uint32_t stream, std::span<const uint8_t> first,
+                std::span<const uint8_t> second = {}) {
     Piece p;
     p.offset = bytes.size();
     p.size = static_cast<uint32_t>(first.size() + second.size());

@@ -20,7 +20,9 @@ constexpr size_t kMaxRecordSize = 1u << 16;
 }  // namespace
 
 RingBuffer::RingBuffer(perf_event_mmap_page* control, uint8_t* data, size_t data_size)
-    : control_(control), data_(data), mask_(data_size - 1),
+    : control_(control),
+      data_(data),
+      mask_(data_size - 1),
       scratch_(new uint64_t[kMaxRecordSize / sizeof(uint64_t)]) {
   if (data_size < kHeaderSize || !std::has_single_bit(data_size))
     throw std::invalid_argument("ring buffer data size " + std::to_string(data_size) +
@@ -39,7 +41,8 @@ RingBuffer RingBuffer::over_mapping(void* mapping, size_t mapping_size, size_t p
     offset = control->data_offset;
     size = control->data_size;
   }
-  if (offset < sizeof(perf_event_mmap_page) || offset > mapping_size || size > mapping_size - offset)
+  if (offset < sizeof(perf_event_mmap_page) || offset > mapping_size ||
+      size > mapping_size - offset)
     throw std::invalid_argument("ring buffer data area (offset " + std::to_string(offset) + ", " +
                                 std::to_string(size) + " bytes) lies outside its " +
                                 std::to_string(mapping_size) + "-byte mapping");
@@ -146,7 +149,8 @@ void AuxBuffer::end_pass() {
 
 AuxBuffer::Bytes AuxBuffer::announced(uint64_t offset, uint64_t size) const {
   // Counted from the tail without overflow: offset in [tail, tail + area), end within the area.
-  if (offset - tail_ > mask_ + 1 || size > mask_ + 1 - (offset - tail_)) return Bytes{offset, {}, {}};
+  if (offset - tail_ > mask_ + 1 || size > mask_ + 1 - (offset - tail_))
+    return Bytes{offset, {}, {}};
   return pieces(offset, size);
 }
 
@@ -180,8 +184,8 @@ MappedRingBuffer::MappedRingBuffer(int fd, uint32_t data_pages, uint32_t aux_pag
   aux_size_ = static_cast<size_t>(aux_pages) * page;
   control->aux_offset = size_;
   control->aux_size = aux_size_;
-  aux_mapping_ = ::mmap(nullptr, aux_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-                        static_cast<off_t>(size_));
+  aux_mapping_ =
+      ::mmap(nullptr, aux_size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(size_));
   if (aux_mapping_ == MAP_FAILED) {
     const int err = errno;
     aux_mapping_ = nullptr;

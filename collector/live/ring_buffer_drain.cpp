@@ -26,8 +26,8 @@ void RingBufferDrain::add_buffer(RingBuffer* ring, AuxBuffer* aux) {
 }
 
 // The bytes a PERF_RECORD_AUX announced, copied after it (or the reason they are not).
-void RingBufferDrain::take_aux(Buffer& b, uint32_t stream, std::span<const uint8_t> record, RecordBatch* out,
-                               size_t room) {
+void RingBufferDrain::take_aux(Buffer& b, uint32_t stream, std::span<const uint8_t> record,
+                               RecordBatch* out, size_t room) {
   if (record.size() < kAuxRecordFields) return;  // malformed: the session counts it
   const uint64_t offset = abi::load<uint64_t>(record.data() + abi::kEventHeaderSize);
   const uint64_t size = abi::load<uint64_t>(record.data() + abi::kEventHeaderSize + 8);
@@ -42,7 +42,8 @@ void RingBufferDrain::take_aux(Buffer& b, uint32_t stream, std::span<const uint8
     return;
   }
   if (out && size + sizeof(RecordBatch::Piece) <= room) {
-    RecordBatch::Piece& p = out->append(RecordBatch::Kind::AuxBytes, stream, bytes.first, bytes.second);
+    RecordBatch::Piece& p =
+        out->append(RecordBatch::Kind::AuxBytes, stream, bytes.first, bytes.second);
     p.wrapped = !bytes.second.empty();
     p.unannounced = offset - start;
   } else {
@@ -67,7 +68,8 @@ uint64_t RingBufferDrain::read_pass(RecordBatch& out, Budget budget) {
     while (rb.next(record)) {
       read += record.size();
       const uint32_t type = abi::load<uint32_t>(record.data());
-      const size_t used = out.memory_bytes() - start_bytes + record.size() + sizeof(RecordBatch::Piece);
+      const size_t used =
+          out.memory_bytes() - start_bytes + record.size() + sizeof(RecordBatch::Piece);
       const bool sample = type == abi::kSample;
       if (sample && used > budget.samples) {
         ++totals_.dropped.samples;
@@ -86,7 +88,8 @@ uint64_t RingBufferDrain::read_pass(RecordBatch& out, Budget budget) {
       out.append(RecordBatch::Kind::Record, stream, record);
       if (type == abi::kAux && b.aux) {
         const size_t aux_used = out.memory_bytes() - start_bytes;
-        take_aux(b, stream, record, &out, aux_used < budget.samples ? budget.samples - aux_used : 0);
+        take_aux(b, stream, record, &out,
+                 aux_used < budget.samples ? budget.samples - aux_used : 0);
       }
     }
     rb.end_pass();

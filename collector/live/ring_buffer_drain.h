@@ -64,7 +64,8 @@ class RingBufferDrain {
   };
   // The AUX bytes `record` announced: copied into `out` after it when they fit `room` bytes,
   // else given back uncopied; with `out` null (the record itself was left out), given back only.
-  void take_aux(Buffer& b, uint32_t stream, std::span<const uint8_t> record, RecordBatch* out, size_t room);
+  void take_aux(Buffer& b, uint32_t stream, std::span<const uint8_t> record, RecordBatch* out,
+                size_t room);
 
   std::vector<Buffer> buffers_;
   ReaderTotals totals_;

@@ -2,7 +2,6 @@
 
 #include <linux/perf_event.h>
 
-
 #include "collector/records/perf_abi.h"
 
 namespace profcollect {
@@ -40,8 +39,8 @@ void SpeLiveReader::load_time_conversion(const perf_event_mmap_page& control) {
   }
 }
 
-void SpeLiveReader::consume(uint32_t stream, const RawRecord& raw, const AuxRecord& record, const AuxCopy& copy,
-                            const Emit& emit) {
+void SpeLiveReader::consume(uint32_t stream, const RawRecord& raw, const AuxRecord& record,
+                            const AuxCopy& copy, const Emit& emit) {
   if (record.truncated()) ++counters_.truncated;
   if (stream >= areas_.size() || !areas_[stream].area.aux) return;
   AreaState& s = areas_[stream];

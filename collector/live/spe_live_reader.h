@@ -34,16 +34,16 @@
 namespace profcollect {
 
 struct SpeLiveCounters {
-  uint64_t truncated = 0;             // TRUNCATED records read (at drain time: the kernel stopped the event)
-  uint64_t ranges = 0;                // PERF_RECORD_AUX ranges decoded
-  uint64_t bytes = 0;                 //   their bytes
-  uint64_t wrapped_ranges = 0;        //   of them, wrapping around the end of the AUX area
-  uint64_t invalid_ranges = 0;        // announced bytes outside the area's unread part: skipped
-  uint64_t dropped_ranges = 0;        // ranges not copied: the drain backlog was full
-  uint64_t bytes_unannounced = 0;     // bytes between two records no record announced (lost)
-  uint64_t threads_from_context = 0;  // samples whose thread came from a CONTEXT packet
-  uint64_t threads_from_switches = 0; //   from the context-switch side-band
-  uint64_t threads_unknown = 0;       //   from neither
+  uint64_t truncated = 0;  // TRUNCATED records read (at drain time: the kernel stopped the event)
+  uint64_t ranges = 0;     // PERF_RECORD_AUX ranges decoded
+  uint64_t bytes = 0;      //   their bytes
+  uint64_t wrapped_ranges = 0;         //   of them, wrapping around the end of the AUX area
+  uint64_t invalid_ranges = 0;         // announced bytes outside the area's unread part: skipped
+  uint64_t dropped_ranges = 0;         // ranges not copied: the drain backlog was full
+  uint64_t bytes_unannounced = 0;      // bytes between two records no record announced (lost)
+  uint64_t threads_from_context = 0;   // samples whose thread came from a CONTEXT packet
+  uint64_t threads_from_switches = 0;  //   from the context-switch side-band
+  uint64_t threads_unknown = 0;        //   from neither
 };
 
 class SpeLiveReader {
@@ -74,7 +74,9 @@ class SpeLiveReader {
   // Every record leaving the time order: COMM/FORK (a thread's process), context switches.
   void observe(const RawRecord& raw);
   // A synthesized sample leaving the time order, with its thread.
-  bool is_sample(const RawRecord& raw) const { return raw.type == SpeSampleSynthesizer::kSampleRecordType; }
+  bool is_sample(const RawRecord& raw) const {
+    return raw.type == SpeSampleSynthesizer::kSampleRecordType;
+  }
   void decode(const RawRecord& raw, SampleRecord& out);
 
   const SpeLiveCounters& counters() const { return counters_; }
@@ -89,7 +91,7 @@ class SpeLiveReader {
   PerfSessionState& state_;
   SpeSampleSynthesizer synthesizer_;
   std::vector<AreaState> areas_;
-  BranchEntry branch_;           // the branch stack of the sample decode() returned
+  BranchEntry branch_;  // the branch stack of the sample decode() returned
   bool have_time_conversion_ = false;
   SpeLiveCounters counters_;
 };

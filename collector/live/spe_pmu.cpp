@@ -28,15 +28,16 @@ std::vector<SpePmu> find_spe_pmus(const SystemFiles& files, std::vector<std::str
     SpePmu pmu;
     pmu.name = name;
     uint64_t type = 0;
-    if (!parse_number(files.read(devices + "/" + name + "/type"), type) || type == 0 || type > UINT32_MAX) {
+    if (!parse_number(files.read(devices + "/" + name + "/type"), type) || type == 0 ||
+        type > UINT32_MAX) {
       if (probed) probed->push_back(devices + "/" + name + "/type: unreadable");
       continue;
     }
     pmu.type = static_cast<uint32_t>(type);
     parse_number(files.read(devices + "/" + name + "/caps/min_interval"), pmu.min_interval);
     if (probed) {
-      probed->push_back(devices + "/" + name + ": type " + std::to_string(pmu.type) + ", min_interval " +
-                        std::to_string(pmu.min_interval));
+      probed->push_back(devices + "/" + name + ": type " + std::to_string(pmu.type) +
+                        ", min_interval " + std::to_string(pmu.min_interval));
     }
     out.push_back(pmu);
   }
@@ -53,7 +54,8 @@ perf_event_attr make_spe_attr(const SpePmu& pmu, const SpeAttrOptions& o) {
   if (o.privileged) a.config |= kSpePaEnable | kSpePctEnable;
   const uint64_t floor = pmu.min_interval ? pmu.min_interval : kDefaultSpeInterval;
   a.sample_period = std::max(o.period ? o.period : floor, floor);
-  a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+  a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                  PERF_SAMPLE_CPU;
   a.disabled = 1;
   a.inherit = o.system_wide ? 0 : 1;
   a.exclude_kernel = o.include_kernel ? 0 : 1;

@@ -20,7 +20,8 @@
 namespace profcollect {
 
 // The SPE PMUs of this machine, by name. `probed` gets what was looked at, for messages.
-std::vector<SpePmu> find_spe_pmus(const SystemFiles& files, std::vector<std::string>* probed = nullptr);
+std::vector<SpePmu> find_spe_pmus(const SystemFiles& files,
+                                  std::vector<std::string>* probed = nullptr);
 
 inline constexpr uint64_t kSpeTsEnable = 1ULL << 0;
 inline constexpr uint64_t kSpePaEnable = 1ULL << 1;
@@ -34,11 +35,11 @@ inline constexpr uint64_t kSpeStoreFilter = 1ULL << 34;
 inline constexpr uint64_t kDefaultSpeInterval = 4096;
 
 struct SpeAttrOptions {
-  uint64_t period = 0;            // 0: the PMU's min_interval (kDefaultSpeInterval without one)
-  bool branches_only = false;     // branch_filter: only branch records (branch profiles)
-  bool privileged = false;        // CAP_PERFMON: physical addresses and timestamps may be asked
+  uint64_t period = 0;         // 0: the PMU's min_interval (kDefaultSpeInterval without one)
+  bool branches_only = false;  // branch_filter: only branch records (branch profiles)
+  bool privileged = false;     // CAP_PERFMON: physical addresses and timestamps may be asked
   bool include_kernel = false;
-  bool system_wide = false;       // no inherit
+  bool system_wide = false;  // no inherit
 };
 
 // The SPE event's attr: timestamps and jitter always (records ordered with the side-band, no

@@ -36,8 +36,9 @@ size_t begin(std::vector<uint8_t>& out, uint32_t type, uint16_t misc) {
 
 void finish(std::vector<uint8_t>& out, size_t at) {
   const size_t size = out.size() - at;
-  if (size > UINT16_MAX) throw std::length_error("synthesized record of " + std::to_string(size) +
-                                                 " bytes exceeds the 64 KiB record limit");
+  if (size > UINT16_MAX)
+    throw std::length_error("synthesized record of " + std::to_string(size) +
+                            " bytes exceeds the 64 KiB record limit");
   const auto s = static_cast<uint16_t>(size);
   std::memcpy(out.data() + at + 6, &s, sizeof s);
 }

@@ -32,13 +32,13 @@ struct LostSamples {
 };
 
 struct EngineCounters {
-  uint64_t lost_samples = 0;     // samples the engine knows it lost: lost.total()
+  uint64_t lost_samples = 0;  // samples the engine knows it lost: lost.total()
   LostSamples lost;
-  uint64_t lost_records = 0;     // times records were lost (PERF_RECORD_LOST)
-  uint64_t throttles = 0;        // the kernel slowed sampling down
-  uint64_t malformed = 0;        // records that did not decode (skipped)
-  uint64_t corrupt_buffers = 0;  // reads of a buffer whose control page was impossible
-  uint64_t dropped_records = 0;  // side-band records the drain thread left out (backlog full)
+  uint64_t lost_records = 0;        // times records were lost (PERF_RECORD_LOST)
+  uint64_t throttles = 0;           // the kernel slowed sampling down
+  uint64_t malformed = 0;           // records that did not decode (skipped)
+  uint64_t corrupt_buffers = 0;     // reads of a buffer whose control page was impossible
+  uint64_t dropped_records = 0;     // side-band records the drain thread left out (backlog full)
   uint64_t resynced_processes = 0;  // processes whose mappings were read again after a loss
   // The drain backlog: what it holds now, the most it held, its limit (bytes).
   uint64_t backlog_bytes = 0, backlog_peak_bytes = 0, backlog_limit_bytes = 0;

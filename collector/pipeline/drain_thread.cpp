@@ -84,7 +84,8 @@ bool DrainThread::sync(std::chrono::milliseconds patience, const std::function<v
   for (;;) {
     const auto now = std::chrono::steady_clock::now();
     const auto until = std::min(deadline, now + kSlice);
-    if (synced_.wait_until(lock, until, [&] { return completed_ >= ticket || ended_; })) return !ended_;
+    if (synced_.wait_until(lock, until, [&] { return completed_ >= ticket || ended_; }))
+      return !ended_;
     if (until >= deadline) return false;
     if (waiting) {
       lock.unlock();

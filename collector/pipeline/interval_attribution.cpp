@@ -7,13 +7,14 @@ namespace profcollect {
 IntervalAttribution::Changes& IntervalAttribution::changes_of(uint32_t tgid) {
   auto [it, inserted] = changes_.try_emplace(tgid);
   if (inserted || (it->second.spans.empty() && !it->second.reused)) {
-    if (std::find(changed_.begin(), changed_.end(), tgid) == changed_.end()) changed_.push_back(tgid);
+    if (std::find(changed_.begin(), changed_.end(), tgid) == changed_.end())
+      changed_.push_back(tgid);
   }
   return it->second;
 }
 
-void IntervalAttribution::note_replaced(const SamplePipeline& pipeline, uint32_t tgid, uint64_t start,
-                                        uint64_t end) {
+void IntervalAttribution::note_replaced(const SamplePipeline& pipeline, uint32_t tgid,
+                                        uint64_t start, uint64_t end) {
   scratch_.clear();
   pipeline.processes().overlapping(tgid, start, end, scratch_);
   if (scratch_.empty()) return;
@@ -30,7 +31,8 @@ void IntervalAttribution::consume(SamplePipeline& pipeline, const Record& record
       note_replaced(pipeline, m->pid, m->start, m->start + m->len);
       pipeline.consume(record);
       if (const Mapping* added = pipeline.processes().find(m->pid, m->start, CpuMode::User)) {
-        changes_of(m->pid).spans.push_back({added->start, added->end, added->dso, added->start - added->pgoff});
+        changes_of(m->pid).spans.push_back(
+            {added->start, added->end, added->dso, added->start - added->pgoff});
       }
       return;
     }
@@ -46,7 +48,8 @@ void IntervalAttribution::consume(SamplePipeline& pipeline, const Record& record
     } else if (t->pid != t->ppid) {
       // A new process under a pid that ended in this interval: the counts of the two cannot be
       // told apart. The old one's exit goes first, so that the new one starts afresh.
-      auto ended = std::find_if(exits_.begin(), exits_.end(), [&](const TaskRecord& e) { return e.pid == t->pid; });
+      auto ended = std::find_if(exits_.begin(), exits_.end(),
+                                [&](const TaskRecord& e) { return e.pid == t->pid; });
       if (ended != exits_.end()) {
         pipeline.consume(Record{*ended});
         exits_.erase(ended);
@@ -57,8 +60,8 @@ void IntervalAttribution::consume(SamplePipeline& pipeline, const Record& record
   pipeline.consume(record);
 }
 
-IntervalAttribution::Verdict IntervalAttribution::judge(const SamplePipeline& pipeline, uint32_t tgid,
-                                                        uint64_t ip) const {
+IntervalAttribution::Verdict IntervalAttribution::judge(const SamplePipeline& pipeline,
+                                                        uint32_t tgid, uint64_t ip) const {
   auto it = changes_.find(tgid);
   if (it == changes_.end()) return Verdict::Resolve;
   const Changes& c = it->second;
@@ -71,8 +74,8 @@ IntervalAttribution::Verdict IntervalAttribution::judge(const SamplePipeline& pi
   return Verdict::Resolve;
 }
 
-void IntervalAttribution::add_count(SamplePipeline& pipeline, uint32_t tgid, uint64_t ip, uint64_t count,
-                                    uint64_t time, uint32_t attr_index) {
+void IntervalAttribution::add_count(SamplePipeline& pipeline, uint32_t tgid, uint64_t ip,
+                                    uint64_t count, uint64_t time, uint32_t attr_index) {
   SampleRecord s;
   s.pid = s.tid = tgid;
   s.ip = ip;

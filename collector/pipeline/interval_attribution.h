@@ -36,8 +36,8 @@ class IntervalAttribution {
   void consume(SamplePipeline& pipeline, const Record& record);
   // `count` samples of process tgid at `ip` during the current interval, stamped `time` (the
   // interval's end, in the sample clock). Kernel addresses (the upper half) are the kernel's.
-  void add_count(SamplePipeline& pipeline, uint32_t tgid, uint64_t ip, uint64_t count, uint64_t time,
-                 uint32_t attr_index = 0);
+  void add_count(SamplePipeline& pipeline, uint32_t tgid, uint64_t ip, uint64_t count,
+                 uint64_t time, uint32_t attr_index = 0);
   // Every count of the interval is in: the deferred exits are applied, the changes forgotten.
   void end_interval(SamplePipeline& pipeline);
 
@@ -64,8 +64,8 @@ class IntervalAttribution {
   void note_replaced(const SamplePipeline& pipeline, uint32_t tgid, uint64_t start, uint64_t end);
 
   std::unordered_map<uint32_t, Changes> changes_;
-  std::vector<uint32_t> changed_;      // keys of changes_ with something this interval
-  std::vector<TaskRecord> exits_;      // deferred to end_interval()
+  std::vector<uint32_t> changed_;  // keys of changes_ with something this interval
+  std::vector<TaskRecord> exits_;  // deferred to end_interval()
   std::vector<Mapping> scratch_;
   AttributionCounts counts_;
 };

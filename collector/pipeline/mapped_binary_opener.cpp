@@ -11,7 +11,8 @@ namespace {
 constexpr std::string_view kDeleted = " (deleted)";
 
 std::string strip_deleted(const std::string& p) {
-  if (p.size() > kDeleted.size() && p.compare(p.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
+  if (p.size() > kDeleted.size() &&
+      p.compare(p.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
     return p.substr(0, p.size() - kDeleted.size());
   }
   return p;
@@ -49,7 +50,8 @@ OpenResult open_mapped_binary(uint32_t pid, const Mapping& mapping, const Dso& d
       b.identity.build_id = b.elf->build_id();
       b.identity.dev = st.st_dev;
       b.identity.ino = st.st_ino;
-      b.identity.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+      b.identity.mtime_ns =
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
       return b;
     } catch (const ElfError& e) {
       // A later candidate may still be the file; a build-id mismatch met earlier stays the reason.

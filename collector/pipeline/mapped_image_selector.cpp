@@ -39,8 +39,9 @@ ImageChoice MappedImageSelector::choose(uint32_t pid, const Mapping& mapping, co
   OpenResult opened = open_mapped_binary(pid, mapping, dso);
   if (!opened.elf) {
     if (!selected) return c;  // cannot tell; not named by path
-    c.verdict = opened.problem == OpenProblem::BuildIdMismatch ? ImageChoice::Verdict::BuildIdMismatch
-                                                                : ImageChoice::Verdict::Unreadable;
+    c.verdict = opened.problem == OpenProblem::BuildIdMismatch
+                    ? ImageChoice::Verdict::BuildIdMismatch
+                    : ImageChoice::Verdict::Unreadable;
     c.why = opened.why;
     return c;
   }
@@ -57,10 +58,12 @@ ImageChoice MappedImageSelector::choose(uint32_t pid, const Mapping& mapping, co
     if (std::find(matched_paths_.begin(), matched_paths_.end(), dso.path) == matched_paths_.end())
       matched_paths_.push_back(dso.path);
     const BuildId& id = opened.identity.build_id;
-    if (!id.empty() && std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) == matched_build_ids_.end())
+    if (!id.empty() && std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) ==
+                           matched_build_ids_.end())
       matched_build_ids_.push_back(id);
   }
-  c.image = std::make_shared<LoadedImage>(std::move(opened.elf), std::move(opened.identity), load_options_);
+  c.image = std::make_shared<LoadedImage>(std::move(opened.elf), std::move(opened.identity),
+                                          load_options_);
   return c;
 }
 
@@ -69,7 +72,8 @@ bool MappedImageSelector::matched_path(const std::string& path) const {
 }
 
 bool MappedImageSelector::matched_build_id(const BuildId& id) const {
-  return std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) != matched_build_ids_.end();
+  return std::find(matched_build_ids_.begin(), matched_build_ids_.end(), id) !=
+         matched_build_ids_.end();
 }
 
 }  // namespace profcollect

@@ -10,13 +10,15 @@ SamplePipeline::SamplePipeline(ImageSelector& selector, PipelineOptions options)
     : selector_(selector), options_(std::move(options)), resolver_(selector) {}
 
 const ImageProfile* SamplePipeline::profile(int32_t slot) const {
-  return slot >= 0 && static_cast<size_t>(slot) < profiles_.size() ? profiles_[slot].get() : nullptr;
+  return slot >= 0 && static_cast<size_t>(slot) < profiles_.size() ? profiles_[slot].get()
+                                                                   : nullptr;
 }
 
 std::vector<int32_t> SamplePipeline::profiled_slots() const {
   std::vector<int32_t> out;
   for (size_t i = 0; i < profiles_.size(); ++i) {
-    if (profiles_[i] && resolver_.image(static_cast<int32_t>(i)) && !resolver_.provisional(static_cast<int32_t>(i))) {
+    if (profiles_[i] && resolver_.image(static_cast<int32_t>(i)) &&
+        !resolver_.provisional(static_cast<int32_t>(i))) {
       out.push_back(static_cast<int32_t>(i));
     }
   }
@@ -26,7 +28,8 @@ std::vector<int32_t> SamplePipeline::profiled_slots() const {
 ImageProfile& SamplePipeline::profile_for(int32_t slot) {
   if (static_cast<size_t>(slot) >= profiles_.size()) profiles_.resize(slot + 1);
   if (!profiles_[slot]) {
-    profiles_[slot] = std::make_unique<ImageProfile>(*resolver_.image(slot), options_.branch_ranges);
+    profiles_[slot] =
+        std::make_unique<ImageProfile>(*resolver_.image(slot), options_.branch_ranges);
   }
   return *profiles_[slot];
 }
@@ -87,16 +90,18 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
   }
   counts_.outcomes.add(r.outcome, count);
   if (r.outcome == SampleOutcome::Mapped) {
-    const uint64_t t = options_.sample_times && s.time != kNoTime
-                           ? static_cast<uint64_t>(static_cast<int64_t>(s.time) + options_.time_to_epoch)
-                           : 0;
+    const uint64_t t =
+        options_.sample_times && s.time != kNoTime
+            ? static_cast<uint64_t>(static_cast<int64_t>(s.time) + options_.time_to_epoch)
+            : 0;
     profile_for(r.image).add_ip(r.vaddr, count, t);
   } else if (r.outcome == SampleOutcome::Kernel && options_.kernel_addresses) {
     kernel_addresses_[s.ip] += count;
   }
   if (s.has_branch_stack) {
     counts_.branch_stacks += count;
-    if (options_.branch_stacks && !s.branches.empty()) add_branch_stack(s.pid, s.cpumode, s.branches, count);
+    if (options_.branch_stacks && !s.branches.empty())
+      add_branch_stack(s.pid, s.cpumode, s.branches, count);
   }
 }
 
@@ -104,7 +109,8 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
 // mapping, so kernel entries are kept out of user profiles as external ends. A kernel sample's
 // (perf record -b with :k) are kernel code, looked up in the kernel's mappings first; an end
 // the kernel does not map (a system call's user-mode source) is looked up in the process's.
-ResolvedAddress SamplePipeline::resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode) {
+ResolvedAddress SamplePipeline::resolve_branch_end(uint32_t pid, uint64_t address,
+                                                   CpuMode sample_mode) {
   const bool kernel = sample_mode == CpuMode::Kernel || sample_mode == CpuMode::GuestKernel;
   if (!kernel) return resolver_.resolve(processes_, pid, address, CpuMode::User);
   const ResolvedAddress r = resolver_.resolve(processes_, pid, address, sample_mode);
@@ -112,8 +118,8 @@ ResolvedAddress SamplePipeline::resolve_branch_end(uint32_t pid, uint64_t addres
   return resolver_.resolve(processes_, pid, address, CpuMode::User);
 }
 
-void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first,
-                                      uint64_t count) {
+void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode,
+                                      std::span<const BranchEntry> newest_first, uint64_t count) {
   from_.clear();
   to_.clear();
   touched_.clear();
@@ -121,7 +127,8 @@ void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode, std::span<cons
     from_.push_back(resolve_branch_end(pid, e.from, mode));
     to_.push_back(resolve_branch_end(pid, e.to, mode));
     for (int32_t slot : {from_.back().image, to_.back().image}) {
-      if (slot >= 0 && std::find(touched_.begin(), touched_.end(), slot) == touched_.end()) touched_.push_back(slot);
+      if (slot >= 0 && std::find(touched_.begin(), touched_.end(), slot) == touched_.end())
+        touched_.push_back(slot);
     }
   }
   for (int32_t slot : touched_) {
@@ -156,7 +163,8 @@ std::vector<BinaryIdentity> SamplePipeline::release_unmapped() {
   // Identities first: forget() drops the images.
   std::vector<std::pair<int32_t, BinaryIdentity>> before;
   for (size_t i = 0; i < resolver_.slot_count(); ++i) {
-    if (LoadedImage* image = resolver_.image(static_cast<int32_t>(i))) before.emplace_back(static_cast<int32_t>(i), image->identity());
+    if (LoadedImage* image = resolver_.image(static_cast<int32_t>(i)))
+      before.emplace_back(static_cast<int32_t>(i), image->identity());
   }
   for (int32_t slot : resolver_.forget(dsos)) {
     if (static_cast<size_t>(slot) < profiles_.size()) profiles_[slot].reset();

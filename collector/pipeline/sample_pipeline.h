@@ -49,7 +49,7 @@ struct PipelineCounts {
   // Samples in executable anonymous memory (mapper/image_kind.h is_perf_map_memory) per
   // process, counted here instead of in per_dso: perf names that memory /tmp/perf-PID.map.
   std::unordered_map<uint32_t, uint64_t> perf_map_per_pid;
-  uint64_t no_dso = 0;                             // samples in no mapping
+  uint64_t no_dso = 0;  // samples in no mapping
   OutcomeCounts outcomes;
 };
 
@@ -82,7 +82,9 @@ class SamplePipeline {
 
   // Samples per runtime address in the kernel or its modules that no image took
   // (PipelineOptions::kernel_addresses).
-  const std::unordered_map<uint64_t, uint64_t>& kernel_addresses() const { return kernel_addresses_; }
+  const std::unordered_map<uint64_t, uint64_t>& kernel_addresses() const {
+    return kernel_addresses_;
+  }
 
   // Forgets the counts of the image in `slot` (the image stays resolved): its next sample starts
   // a new profile.
@@ -96,7 +98,8 @@ class SamplePipeline {
  private:
   static bool of_hidden_process(const Record& r);
   ImageProfile& profile_for(int32_t slot);
-  void add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first, uint64_t count);
+  void add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first,
+                        uint64_t count);
   bool in_executable_mapping(const SampleRecord& s) const;
   ResolvedAddress resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode);
 

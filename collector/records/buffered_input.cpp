@@ -46,16 +46,19 @@ bool InputFile::pread_exact(void* dst, size_t n, uint64_t offset) const {
 }
 
 BufferedInput::BufferedInput(std::shared_ptr<InputFile> file, uint64_t start, uint64_t end)
-    : file_(std::move(file)), buffer_(kBufferSize), start_(start), offset_(start),
-      read_offset_(start), limit_(end) {}
+    : file_(std::move(file)),
+      buffer_(kBufferSize),
+      start_(start),
+      offset_(start),
+      read_offset_(start),
+      limit_(end) {}
 
 size_t BufferedInput::read_some(uint8_t* dst, size_t n) {
   if (limit_ != kToEnd) n = static_cast<size_t>(std::min<uint64_t>(n, limit_ - read_offset_));
   if (n == 0) return 0;
   for (;;) {
-    ssize_t r = file_->seekable()
-                    ? ::pread(file_->fd(), dst, n, static_cast<off_t>(read_offset_))
-                    : ::read(file_->fd(), dst, n);
+    ssize_t r = file_->seekable() ? ::pread(file_->fd(), dst, n, static_cast<off_t>(read_offset_))
+                                  : ::read(file_->fd(), dst, n);
     if (r < 0 && errno == EINTR) continue;
     // A read error ends the input like EOF does; the record layer then reports the record it
     // could not complete, at its offset.

@@ -67,8 +67,8 @@ class BufferedInput {
   std::vector<uint8_t> buffer_;
   size_t begin_ = 0, end_ = 0;  // valid bytes are buffer_[begin_, end_)
   uint64_t start_;
-  uint64_t offset_;             // file offset of buffer_[begin_]
-  uint64_t read_offset_;        // file offset of buffer_[end_]
+  uint64_t offset_;       // file offset of buffer_[begin_]
+  uint64_t read_offset_;  // file offset of buffer_[end_]
   uint64_t limit_;
   bool eof_ = false;
 };

@@ -12,20 +12,27 @@ namespace abi = perf_abi;
 namespace {
 
 constexpr const char* kHardwareNames[] = {
-    "cycles",       "instructions",   "cache-references",        "cache-misses",
-    "branches",     "branch-misses",  "bus-cycles",              "stalled-cycles-frontend",
-    "stalled-cycles-backend",         "ref-cycles",
+    "cycles",
+    "instructions",
+    "cache-references",
+    "cache-misses",
+    "branches",
+    "branch-misses",
+    "bus-cycles",
+    "stalled-cycles-frontend",
+    "stalled-cycles-backend",
+    "ref-cycles",
 };
 constexpr const char* kSoftwareNames[] = {
-    "cpu-clock",    "task-clock",     "page-faults",     "context-switches",
-    "cpu-migrations", "minor-faults", "major-faults",    "alignment-faults",
-    "emulation-faults", "dummy",      "bpf-output",      "cgroup-switches",
+    "cpu-clock",        "task-clock",   "page-faults",  "context-switches",
+    "cpu-migrations",   "minor-faults", "major-faults", "alignment-faults",
+    "emulation-faults", "dummy",        "bpf-output",   "cgroup-switches",
 };
 constexpr const char* kCacheNames[] = {"L1-dcache", "L1-icache", "LLC", "dTLB",
                                        "iTLB",      "branch",    "node"};
 // Singular with a result ("L1-dcache-load-misses"), plural without ("L1-dcache-loads").
-constexpr const char* kCacheOps[][2] = {{"load", "loads"}, {"store", "stores"},
-                                        {"prefetch", "prefetches"}};
+constexpr const char* kCacheOps[][2] = {
+    {"load", "loads"}, {"store", "stores"}, {"prefetch", "prefetches"}};
 constexpr const char* kCacheResults[] = {"refs", "misses"};
 
 // Which (cache, op) pairs exist, as perf's evsel__hw_cache_stat: bit per op.

@@ -12,14 +12,14 @@ namespace profcollect::perf_abi {
 
 // ---- magic and header sizes ------------------------------------------------------------------
 
-inline constexpr uint64_t kMagicV2 = 0x32454c4946524550ULL;          // "PERFILE2" read as LE u64
-inline constexpr uint64_t kMagicV2Swapped = 0x50455246494c4532ULL;   // same bytes, big-endian file
-inline constexpr uint64_t kMagicV1 = 0x454c494646524550ULL;          // "PERFFILE": perf before 2.6.38
-inline constexpr uint64_t kPipeHeaderSize = 16;                      // magic + size
-inline constexpr uint64_t kFileHeaderSize = 104;                     // with the feature bitmap
-inline constexpr uint64_t kFileHeaderSizeNoFeatures = 72;            // before adds_features existed
-inline constexpr uint64_t kEventHeaderSize = 8;                      // struct perf_event_header
-inline constexpr unsigned kFeatureBits = 256;                        // HEADER_FEAT_BITS
+inline constexpr uint64_t kMagicV2 = 0x32454c4946524550ULL;         // "PERFILE2" read as LE u64
+inline constexpr uint64_t kMagicV2Swapped = 0x50455246494c4532ULL;  // same bytes, big-endian file
+inline constexpr uint64_t kMagicV1 = 0x454c494646524550ULL;  // "PERFFILE": perf before 2.6.38
+inline constexpr uint64_t kPipeHeaderSize = 16;              // magic + size
+inline constexpr uint64_t kFileHeaderSize = 104;             // with the feature bitmap
+inline constexpr uint64_t kFileHeaderSizeNoFeatures = 72;    // before adds_features existed
+inline constexpr uint64_t kEventHeaderSize = 8;              // struct perf_event_header
+inline constexpr unsigned kFeatureBits = 256;                // HEADER_FEAT_BITS
 
 // perf_file_header field offsets.
 inline constexpr size_t kFhMagic = 0, kFhSize = 8, kFhAttrSize = 16, kFhAttrs = 24, kFhData = 40,
@@ -76,9 +76,9 @@ enum RecordType : uint32_t {
 // ---- perf_event_header.misc ------------------------------------------------------------------
 
 inline constexpr uint16_t kMiscCpumodeMask = 7;
-inline constexpr uint16_t kMiscMmapData = 1 << 13;   // MMAP: not executable
-inline constexpr uint16_t kMiscCommExec = 1 << 13;   // COMM: caused by exec
-inline constexpr uint16_t kMiscExactIp = 1 << 14;    // SAMPLE: ip is exact (precise_ip)
+inline constexpr uint16_t kMiscMmapData = 1 << 13;     // MMAP: not executable
+inline constexpr uint16_t kMiscCommExec = 1 << 13;     // COMM: caused by exec
+inline constexpr uint16_t kMiscExactIp = 1 << 14;      // SAMPLE: ip is exact (precise_ip)
 inline constexpr uint16_t kMiscMmapBuildId = 1 << 14;  // MMAP2: carries a build-id
 inline constexpr uint16_t kMiscBuildIdSize = 1 << 15;  // HEADER_BUILD_ID: size byte is valid
 
@@ -114,8 +114,8 @@ enum SampleType : uint64_t {
 
 // The sample_type bits that make up the sample_id_all trailer of non-sample records; events
 // whose records share a ring buffer or a file must agree on them.
-inline constexpr uint64_t kSampleIdTrailerBits = kSampleTid | kSampleTime | kSampleId |
-                                                 kSampleStreamId | kSampleCpu | kSampleIdentifier;
+inline constexpr uint64_t kSampleIdTrailerBits =
+    kSampleTid | kSampleTime | kSampleId | kSampleStreamId | kSampleCpu | kSampleIdentifier;
 
 // read_format
 inline constexpr uint64_t kFormatTotalTimeEnabled = 1 << 0;
@@ -176,8 +176,8 @@ inline constexpr uint64_t kEventUpdateName = 2;
 
 // Build-id record (HEADER_BUILD_ID and the build-id feature section): header, pid, 24 bytes of
 // id (20 of data + size byte when kMiscBuildIdSize), then the NUL-terminated filename.
-inline constexpr size_t kBuildIdRecordPid = 8, kBuildIdRecordData = 12,
-                        kBuildIdRecordSizeByte = 32, kBuildIdRecordFilename = 36;
+inline constexpr size_t kBuildIdRecordPid = 8, kBuildIdRecordData = 12, kBuildIdRecordSizeByte = 32,
+                        kBuildIdRecordFilename = 36;
 
 // ---- little-endian loads ---------------------------------------------------------------------
 

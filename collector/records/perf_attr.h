@@ -11,13 +11,13 @@
 namespace profcollect {
 
 struct PerfAttr {
-  EventAttr event;            // name left empty; see perf_event_name()
-  uint64_t flags = 0;         // the attr's flag word (disabled, inherit, ..., exclude_guest, ...)
+  EventAttr event;     // name left empty; see perf_event_name()
+  uint64_t flags = 0;  // the attr's flag word (disabled, inherit, ..., exclude_guest, ...)
   uint64_t sample_regs_user = 0;
   uint64_t sample_regs_intr = 0;
   uint32_t bp_type = 0;
-  uint64_t bp_addr = 0;       // also config1
-  uint32_t stored_size = 0;   // attr.size as stored (0 in very old files)
+  uint64_t bp_addr = 0;      // also config1
+  uint32_t stored_size = 0;  // attr.size as stored (0 in very old files)
 
   unsigned precise_ip() const;
 };

@@ -111,8 +111,8 @@ void PerfSessionState::name_by_update(uint64_t id, std::string_view name) {
 }
 
 void PerfSessionState::add_build_id(BuildIdEntry entry) {
-  std::string key = entry.build_id.to_hex() + '\0' + std::to_string(entry.pid) + '\0' +
-                    entry.filename;
+  std::string key =
+      entry.build_id.to_hex() + '\0' + std::to_string(entry.pid) + '\0' + entry.filename;
   if (!build_id_keys_.insert(std::move(key)).second) return;
   info_.build_ids.push_back(std::move(entry));
 }

@@ -22,10 +22,10 @@ struct SampleLayout {
   uint64_t sample_type = 0;
   uint64_t read_format = 0;
   uint64_t branch_sample_type = 0;
-  uint64_t default_period = 0;  // attr.sample_period, what perf reports without PERIOD
+  uint64_t default_period = 0;   // attr.sample_period, what perf reports without PERIOD
   uint32_t regs_user_words = 0;  // popcount(sample_regs_user)
   uint32_t regs_intr_words = 0;
-  uint32_t trailer_bytes = 0;    // size of the sample_id_all trailer of non-sample records
+  uint32_t trailer_bytes = 0;  // size of the sample_id_all trailer of non-sample records
   bool sample_id_all = false;
 };
 

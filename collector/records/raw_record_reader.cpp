@@ -60,11 +60,12 @@ void RawRecordReader::take_auxtrace_payload(std::vector<uint8_t>& out) {
     pending_consume_ = 0;
   }
   while (pending_payload_ > 0) {
-    const size_t want = static_cast<size_t>(std::min<uint64_t>(pending_payload_, BufferedInput::kBufferSize));
+    const size_t want =
+        static_cast<size_t>(std::min<uint64_t>(pending_payload_, BufferedInput::kBufferSize));
     const size_t have = input_.fill(want);
     if (have == 0)
-      fail(pending_payload_offset_, "truncated AUXTRACE payload (" + std::to_string(pending_payload_) +
-                                        " bytes missing)");
+      fail(pending_payload_offset_,
+           "truncated AUXTRACE payload (" + std::to_string(pending_payload_) + " bytes missing)");
     out.insert(out.end(), input_.data(), input_.data() + have);
     input_.consume(have);
     pending_payload_ -= have;
@@ -80,8 +81,9 @@ bool RawRecordReader::next(RawRecord& out) {
     const uint64_t payload = pending_payload_;
     pending_payload_ = 0;
     if (input_.skip(payload) != payload)
-      fail(pending_payload_offset_, "truncated payload of record type " + std::to_string(abi::kAuxtrace) +
-                                        " (" + std::to_string(payload) + " bytes announced)");
+      fail(pending_payload_offset_, "truncated payload of record type " +
+                                        std::to_string(abi::kAuxtrace) + " (" +
+                                        std::to_string(payload) + " bytes announced)");
   }
   for (;;) {
     if (next_decompressed(out)) return true;
@@ -103,8 +105,8 @@ bool RawRecordReader::next(RawRecord& out) {
     const uint32_t type = abi::load<uint32_t>(p);
     const uint16_t size = abi::load<uint16_t>(p + 6);
     if (size < abi::kEventHeaderSize)
-      fail(offset, "record of type " + std::to_string(type) + " has size " +
-                       std::to_string(size) + ", smaller than its 8-byte header");
+      fail(offset, "record of type " + std::to_string(type) + " has size " + std::to_string(size) +
+                       ", smaller than its 8-byte header");
     have = input_.fill(size);
     if (have < size)
       fail(offset, "truncated record: type " + std::to_string(type) + " claims " +
@@ -117,8 +119,8 @@ bool RawRecordReader::next(RawRecord& out) {
         // Both are followed by a payload that their size does not count.
         const size_t field_end = type == abi::kAuxtrace ? 16 : 12;
         if (size < field_end) fail(offset, "record of type " + std::to_string(type) + " too short");
-        uint64_t payload = type == abi::kAuxtrace ? abi::load<uint64_t>(p + 8)
-                                                  : abi::load<uint32_t>(p + 8);
+        uint64_t payload =
+            type == abi::kAuxtrace ? abi::load<uint64_t>(p + 8) : abi::load<uint32_t>(p + 8);
         if (type == abi::kAuxtrace && keep_auxtrace_) {
           out.type = type;
           out.misc = abi::load<uint16_t>(p + 4);

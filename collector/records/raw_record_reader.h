@@ -59,7 +59,7 @@ class RawRecordReader {
   std::unique_ptr<ZstdStreamDecoder> zstd_;  // created at the first COMPRESSED record
   std::vector<uint8_t> decompressed_;
   size_t decomp_begin_ = 0, decomp_end_ = 0;
-  size_t decomp_pending_ = 0;  // size of the record last returned from decompressed_
+  size_t decomp_pending_ = 0;   // size of the record last returned from decompressed_
   uint64_t decomp_offset_ = 0;  // offset of the COMPRESSED record being drained
 };
 

@@ -23,9 +23,8 @@ struct Trailer {
 size_t read_trailer(std::span<const uint8_t> rec, const SampleLayout& l, Trailer& t) {
   if (!l.sample_id_all || l.trailer_bytes == 0) return rec.size();
   if (rec.size() < abi::kEventHeaderSize + l.trailer_bytes)
-    throw RecordFormatError("record of " + std::to_string(rec.size()) +
-                            " bytes cannot hold its " + std::to_string(l.trailer_bytes) +
-                            "-byte sample_id trailer");
+    throw RecordFormatError("record of " + std::to_string(rec.size()) + " bytes cannot hold its " +
+                            std::to_string(l.trailer_bytes) + "-byte sample_id trailer");
   const size_t body_end = rec.size() - l.trailer_bytes;
   ByteCursor c(rec.subspan(body_end), "sample_id trailer");
   const uint64_t st = l.sample_type;
@@ -39,8 +38,8 @@ size_t read_trailer(std::span<const uint8_t> rec, const SampleLayout& l, Trailer
 }
 
 void skip_read_values(ByteCursor& c, uint64_t read_format) {
-  const uint64_t per_value = 1 + ((read_format & abi::kFormatId) ? 1 : 0) +
-                             ((read_format & abi::kFormatLost) ? 1 : 0);
+  const uint64_t per_value =
+      1 + ((read_format & abi::kFormatId) ? 1 : 0) + ((read_format & abi::kFormatLost) ? 1 : 0);
   const uint64_t times = ((read_format & abi::kFormatTotalTimeEnabled) ? 1 : 0) +
                          ((read_format & abi::kFormatTotalTimeRunning) ? 1 : 0);
   if (read_format & abi::kFormatGroup) {
@@ -66,7 +65,8 @@ uint64_t RecordDecoder::time_of(const Record& r) {
 uint64_t RecordDecoder::peek_time(const RawRecord& r) const {
   auto u64_at = [&r](size_t at) {
     if (r.bytes.size() < at + 8) {
-      throw RecordFormatError("record of " + std::to_string(r.bytes.size()) + " bytes ends before its time");
+      throw RecordFormatError("record of " + std::to_string(r.bytes.size()) +
+                              " bytes ends before its time");
     }
     uint64_t v;
     std::memcpy(&v, r.bytes.data() + at, 8);
@@ -77,19 +77,21 @@ uint64_t RecordDecoder::peek_time(const RawRecord& r) const {
     if (attr == PerfSessionState::kUnknownAttr) return kNoTime;
     const uint64_t st = state_.layout(attr).sample_type;
     if (!(st & abi::kSampleTime)) return kNoTime;
-    return u64_at(abi::kEventHeaderSize + ((st & abi::kSampleIdentifier) ? 8 : 0) + ((st & abi::kSampleIp) ? 8 : 0) +
-                  ((st & abi::kSampleTid) ? 8 : 0));
+    return u64_at(abi::kEventHeaderSize + ((st & abi::kSampleIdentifier) ? 8 : 0) +
+                  ((st & abi::kSampleIp) ? 8 : 0) + ((st & abi::kSampleTid) ? 8 : 0));
   }
   const uint32_t attr = state_.attr_of_non_sample(r.bytes);
   if (attr != PerfSessionState::kUnknownAttr) {
     const SampleLayout& l = state_.layout(attr);
     if (l.sample_id_all && l.trailer_bytes != 0) {
       if (r.bytes.size() < abi::kEventHeaderSize + l.trailer_bytes) {
-        throw RecordFormatError("record of " + std::to_string(r.bytes.size()) + " bytes cannot hold its " +
-                                std::to_string(l.trailer_bytes) + "-byte sample_id trailer");
+        throw RecordFormatError("record of " + std::to_string(r.bytes.size()) +
+                                " bytes cannot hold its " + std::to_string(l.trailer_bytes) +
+                                "-byte sample_id trailer");
       }
       if (l.sample_type & abi::kSampleTime) {
-        return u64_at(r.bytes.size() - l.trailer_bytes + ((l.sample_type & abi::kSampleTid) ? 8 : 0));
+        return u64_at(r.bytes.size() - l.trailer_bytes +
+                      ((l.sample_type & abi::kSampleTid) ? 8 : 0));
       }
     }
   }
@@ -217,11 +219,10 @@ void RecordDecoder::decode(const RawRecord& r, Record& out) {
         // device/inode it is, and the file is then matched by name.
         const std::span<const uint8_t> body = c.bytes(24);
         const size_t id_size = body[0];
-        const bool build_id_body = (r.misc & abi::kMiscMmapBuildId) && id_size >= 1 &&
-                                   id_size <= BuildId::kMaxSize && body[1] == 0 && body[2] == 0 &&
-                                   body[3] == 0 &&
-                                   std::all_of(body.begin() + 4 + id_size, body.end(),
-                                               [](uint8_t b) { return b == 0; });
+        const bool build_id_body =
+            (r.misc & abi::kMiscMmapBuildId) && id_size >= 1 && id_size <= BuildId::kMaxSize &&
+            body[1] == 0 && body[2] == 0 && body[3] == 0 &&
+            std::all_of(body.begin() + 4 + id_size, body.end(), [](uint8_t b) { return b == 0; });
         if (build_id_body) {
           m.build_id = BuildId(body.subspan(4, id_size));
         } else {

@@ -11,7 +11,8 @@ SourceError::SourceError(std::string file, uint64_t offset, std::string reason)
 OpenError::OpenError(const std::string& file, const std::string& reason)
     : std::runtime_error(file + ": " + reason) {}
 
-std::function<const BuildId*(std::string_view path)> recorded_build_ids(const RecordSource& source) {
+std::function<const BuildId*(std::string_view path)> recorded_build_ids(
+    const RecordSource& source) {
   return [&source](std::string_view path) -> const BuildId* {
     for (const auto& e : source.session().build_ids) {
       if (e.filename == path) return &e.build_id;

@@ -19,8 +19,9 @@ void TimeOrderer::compact() {
   // arena would double the memory of a full queue.
   compact_order_.clear();
   for (uint32_t i = 0; i < pending_.size(); ++i) compact_order_.push_back(i);
-  std::sort(compact_order_.begin(), compact_order_.end(),
-            [this](uint32_t a, uint32_t b) { return pending_[a].arena_pos < pending_[b].arena_pos; });
+  std::sort(compact_order_.begin(), compact_order_.end(), [this](uint32_t a, uint32_t b) {
+    return pending_[a].arena_pos < pending_[b].arena_pos;
+  });
   size_t used = 0;
   for (uint32_t i : compact_order_) {
     Entry& e = pending_[i];
@@ -72,7 +73,9 @@ void TimeOrderer::move_to_ready(size_t count) {
 void TimeOrderer::sort_pending() {
   // What an earlier sort left (the records held back at the last round) is sorted already: only
   // the records queued since are sorted, then the two runs merged.
-  auto less = [](const Entry& a, const Entry& b) { return a.time != b.time ? a.time < b.time : a.seq < b.seq; };
+  auto less = [](const Entry& a, const Entry& b) {
+    return a.time != b.time ? a.time < b.time : a.seq < b.seq;
+  };
   const auto mid = pending_.begin() + static_cast<ptrdiff_t>(sorted_);
   if (!std::is_sorted(mid, pending_.end(), less)) std::sort(mid, pending_.end(), less);
   if (sorted_ > 0 && mid != pending_.end() && less(*mid, *(mid - 1))) {

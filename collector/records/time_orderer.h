@@ -65,8 +65,8 @@ class TimeOrderer {
   std::vector<uint32_t> compact_order_;  // pending_ indices by arena position (reused)
   size_t arena_used_ = 0;
   std::vector<Entry> pending_;
-  size_t sorted_ = 0;                  // pending_[0, sorted_) is in time order
-  std::vector<Entry> merge_scratch_;   // reused by sort_pending()
+  size_t sorted_ = 0;                 // pending_[0, sorted_) is in time order
+  std::vector<Entry> merge_scratch_;  // reused by sort_pending()
   std::vector<Entry> ready_;
   size_t ready_pos_ = 0;
   bool released_ = false;  // records were let out since the last compaction

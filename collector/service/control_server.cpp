@@ -33,7 +33,8 @@ bool someone_listens(const std::string& path) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-  const bool connected = ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 || errno == EAGAIN;
+  const bool connected =
+      ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 || errno == EAGAIN;
   ::close(fd);
   return connected;
 }
@@ -48,8 +49,8 @@ void create_socket_directories(const std::string& path) {
     if (::mkdir(dir.c_str(), 0755) == 0) {
       ::chmod(dir.c_str(), 0755);  // the umask does not narrow it
     } else if (errno != EEXIST) {
-      throw std::runtime_error("socket " + socket_path.string() + ": cannot create " + dir.string() + ": " +
-                               std::strerror(errno));
+      throw std::runtime_error("socket " + socket_path.string() + ": cannot create " +
+                               dir.string() + ": " + std::strerror(errno));
     }
   }
 }
@@ -62,24 +63,29 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
   void refuse(const std::string& why) {
     auto self = shared_from_this();
     reply_ = error_line("permission denied: " + why);
-    asio::async_write(socket_, asio::buffer(reply_), [self](const boost::system::error_code&, size_t) {
-      boost::system::error_code ignored;
-      self->socket_.close(ignored);
-    });
+    asio::async_write(socket_, asio::buffer(reply_),
+                      [self](const boost::system::error_code&, size_t) {
+                        boost::system::error_code ignored;
+                        self->socket_.close(ignored);
+                      });
   }
 
   void read() {
     auto self = shared_from_this();
-    asio::async_read_until(socket_, input_, '\n', [self](const boost::system::error_code& ec, size_t n) {
-      if (ec == asio::error::not_found) {
-        self->answer(error_line("request longer than " + std::to_string(kMaxRequestBytes) + " bytes"), true);
-      } else if (!ec) {
-        std::string line(asio::buffers_begin(self->input_.data()), asio::buffers_begin(self->input_.data()) + n - 1);
-        self->input_.consume(n);
-        self->respond(line);
-      }
-      // Any other error: the peer went away.
-    });
+    asio::async_read_until(
+        socket_, input_, '\n', [self](const boost::system::error_code& ec, size_t n) {
+          if (ec == asio::error::not_found) {
+            self->answer(
+                error_line("request longer than " + std::to_string(kMaxRequestBytes) + " bytes"),
+                true);
+          } else if (!ec) {
+            std::string line(asio::buffers_begin(self->input_.data()),
+                             asio::buffers_begin(self->input_.data()) + n - 1);
+            self->input_.consume(n);
+            self->respond(line);
+          }
+          // Any other error: the peer went away.
+        });
   }
 
  private:
@@ -110,14 +116,15 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
   void answer(std::string reply, bool close_after) {
     auto self = shared_from_this();
     reply_ = std::move(reply);
-    asio::async_write(socket_, asio::buffer(reply_), [self, close_after](const boost::system::error_code& ec, size_t) {
-      if (ec || close_after) {
-        boost::system::error_code ignored;
-        self->socket_.close(ignored);
-        return;
-      }
-      self->read();
-    });
+    asio::async_write(socket_, asio::buffer(reply_),
+                      [self, close_after](const boost::system::error_code& ec, size_t) {
+                        if (ec || close_after) {
+                          boost::system::error_code ignored;
+                          self->socket_.close(ignored);
+                          return;
+                        }
+                        self->read();
+                      });
   }
 
   local::socket socket_;
@@ -126,8 +133,9 @@ class ControlServer::Connection : public std::enable_shared_from_this<Connection
   std::string reply_;
 };
 
-ControlServer::ControlServer(asio::io_context& io, std::string path, std::optional<gid_t> allowed_gid,
-                             Handler handler, SessionLogger& logger)
+ControlServer::ControlServer(asio::io_context& io, std::string path,
+                             std::optional<gid_t> allowed_gid, Handler handler,
+                             SessionLogger& logger)
     : path_(std::move(path)),
       allowed_gid_(allowed_gid),
       handler_(std::make_shared<Handler>(std::move(handler))),
@@ -139,8 +147,10 @@ ControlServer::ControlServer(asio::io_context& io, std::string path, std::option
   if (::lstat(path_.c_str(), &st) == 0) {
     // A socket left by a daemon that did not end cleanly is replaced; nothing else is, and
     // never one that a process still listens on.
-    if (!S_ISSOCK(st.st_mode)) throw std::runtime_error("socket " + path_ + ": exists and is not a socket");
-    if (someone_listens(path_)) throw std::runtime_error("socket " + path_ + ": another process listens on it");
+    if (!S_ISSOCK(st.st_mode))
+      throw std::runtime_error("socket " + path_ + ": exists and is not a socket");
+    if (someone_listens(path_))
+      throw std::runtime_error("socket " + path_ + ": another process listens on it");
     ::unlink(path_.c_str());
   }
   boost::system::error_code ec;
@@ -161,9 +171,10 @@ ControlServer::ControlServer(asio::io_context& io, std::string path, std::option
       ::chown(path_.c_str(), static_cast<uid_t>(-1), *allowed_gid_) != 0) {
     const int error = errno;
     ::unlink(path_.c_str());
-    throw std::runtime_error("socket " + path_ + ": cannot give it to allowed_group (gid " +
-                             std::to_string(*allowed_gid_) + "): " + std::strerror(error) +
-                             (error == EPERM ? " (without CAP_CHOWN only the daemon's own group can be given)" : ""));
+    throw std::runtime_error(
+        "socket " + path_ + ": cannot give it to allowed_group (gid " +
+        std::to_string(*allowed_gid_) + "): " + std::strerror(error) +
+        (error == EPERM ? " (without CAP_CHOWN only the daemon's own group can be given)" : ""));
   }
   if (!ec && ::chmod(path_.c_str(), 0660) != 0) ec.assign(errno, boost::system::system_category());
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
@@ -177,7 +188,8 @@ ControlServer::~ControlServer() {
   acceptor_.close(ignored);
   // Only the socket this server made: another one at the path is someone else's.
   struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == bound_dev_ && st.st_ino == bound_ino_)
+  if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == bound_dev_ &&
+      st.st_ino == bound_ino_)
     ::unlink(path_.c_str());
 }
 
@@ -186,8 +198,8 @@ void ControlServer::accept() {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
       const std::optional<PeerCredentials> peer = peer_credentials(socket.native_handle());
-      const std::string refused =
-          peer ? refuse_peer(*peer, allowed_gid_) : std::string("the peer's credentials are unknown");
+      const std::string refused = peer ? refuse_peer(*peer, allowed_gid_)
+                                       : std::string("the peer's credentials are unknown");
       auto connection = std::make_shared<Connection>(std::move(socket), handler_);
       if (refused.empty()) {
         connection->read();

@@ -37,8 +37,8 @@ class ControlServer {
   // `path` (anything else there is refused, and so is a socket a process listens on), binds and
   // listens; the socket is 0660, owned by
   // `allowed_gid` when set. Throws std::runtime_error naming the path and the reason.
-  ControlServer(boost::asio::io_context& io, std::string path, std::optional<gid_t> allowed_gid, Handler handler,
-                SessionLogger& logger);
+  ControlServer(boost::asio::io_context& io, std::string path, std::optional<gid_t> allowed_gid,
+                Handler handler, SessionLogger& logger);
   ~ControlServer();  // closes the socket and removes its file (if it is still the one it made)
 
   const std::string& path() const { return path_; }

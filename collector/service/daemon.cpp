@@ -55,13 +55,14 @@ std::string utc_time(uint64_t unix_ns) {
 }
 
 uint64_t now_unix_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
 }
 
 LostSamples operator+(const LostSamples& a, const LostSamples& b) {
-  return {a.ring_buffer + b.ring_buffer, a.kernel_dropped + b.kernel_dropped, a.backlog_full + b.backlog_full,
-          a.bpf_map_full + b.bpf_map_full};
+  return {a.ring_buffer + b.ring_buffer, a.kernel_dropped + b.kernel_dropped,
+          a.backlog_full + b.backlog_full, a.bpf_map_full + b.bpf_map_full};
 }
 
 LostSamples operator-(const LostSamples& a, const LostSamples& b) {
@@ -85,17 +86,23 @@ nlohmann::ordered_json lost_json(const LostSamples& l) {
 std::optional<std::string> check_kernel_duration(const nlohmann::json& request) {
   const auto d = request.find("duration");
   char range[96];
-  std::snprintf(range, sizeof range, "kernel needs \"duration\": seconds from %g to %.0f", kMinSeconds, kMaxSeconds);
+  std::snprintf(range, sizeof range, "kernel needs \"duration\": seconds from %g to %.0f",
+                kMinSeconds, kMaxSeconds);
   if (d == request.end() || !d->is_number()) return std::string(range);
   const double seconds = d->get<double>();
-  if (!(seconds >= kMinSeconds && seconds <= kMaxSeconds)) return std::string(range) + ", not " + d->dump();
+  if (!(seconds >= kMinSeconds && seconds <= kMaxSeconds))
+    return std::string(range) + ", not " + d->dump();
   return std::nullopt;
 }
 
 }  // namespace
 
-Daemon::Daemon(SessionDriver& driver, std::string config_path, DaemonConfig config, SessionLogger& logger)
-    : driver_(driver), config_path_(std::move(config_path)), config_(std::move(config)), logger_(logger) {}
+Daemon::Daemon(SessionDriver& driver, std::string config_path, DaemonConfig config,
+               SessionLogger& logger)
+    : driver_(driver),
+      config_path_(std::move(config_path)),
+      config_(std::move(config)),
+      logger_(logger) {}
 
 Daemon::~Daemon() = default;
 
@@ -108,7 +115,8 @@ bool Daemon::stop_signal_pending() const {
 Daemon::Locks Daemon::take_locks(const DaemonConfig& config) {
   Locks locks;
   create_socket_directories(config.socket);
-  locks.socket = std::make_unique<InstanceLock>(socket_lock_file(config.socket), "socket " + config.socket);
+  locks.socket =
+      std::make_unique<InstanceLock>(socket_lock_file(config.socket), "socket " + config.socket);
   // The output directory is made here if missing (0700, as the profile store would make it), so
   // that its lock exists before anything is written into it.
   struct stat st {};
@@ -116,10 +124,11 @@ Daemon::Locks Daemon::take_locks(const DaemonConfig& config) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(config.output_dir).parent_path(), ec);
     if (::mkdir(config.output_dir.c_str(), 0700) != 0 && errno != EEXIST)
-      throw OutputError(config.output_dir, std::string("cannot create the output directory: ") + std::strerror(errno));
+      throw OutputError(config.output_dir,
+                        std::string("cannot create the output directory: ") + std::strerror(errno));
   }
-  locks.output_dir =
-      std::make_unique<InstanceLock>(output_dir_lock_file(config.output_dir), "output_dir " + config.output_dir);
+  locks.output_dir = std::make_unique<InstanceLock>(output_dir_lock_file(config.output_dir),
+                                                    "output_dir " + config.output_dir);
   return locks;
 }
 
@@ -150,7 +159,9 @@ bool Daemon::run() {
 void Daemon::open_control_socket() {
   control_ = std::make_unique<ControlServer>(
       driver_.io(), config_.socket, group_id(config_.allowed_group),
-      [this](const nlohmann::json& request, ControlServer::Reply reply) { handle_async(request, std::move(reply)); },
+      [this](const nlohmann::json& request, ControlServer::Reply reply) {
+        handle_async(request, std::move(reply));
+      },
       logger_);
 }
 
@@ -168,7 +179,8 @@ void Daemon::open_session() {
   s.exclude_patterns = config_.exclude;
   s.mmap_pages = config_.mmap_pages;
   s.backlog_bytes = static_cast<size_t>(config_.backlog_mb) << 20;
-  for (const std::string& name : config_.formats) s.formats.push_back(format_named(name));  // checked when read
+  for (const std::string& name : config_.formats)
+    s.formats.push_back(format_named(name));  // checked when read
   session_ = std::make_unique<CollectionSession>(std::move(s), logger_);
   // A flush blocks the loop, and with it the watchdog timer: it pings between binaries.
   session_->set_flush_progress([this] { ping_watchdog_if_due(); });
@@ -221,8 +233,9 @@ void Daemon::refuse_linked_output_dir() const {
   // following it would write (and evict) wherever it points.
   struct stat st {};
   if (::lstat(config_.output_dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
-    throw OutputError(config_.output_dir,
-                      "output_dir is a symbolic link: the daemon does not follow it (name the directory itself)");
+    throw OutputError(
+        config_.output_dir,
+        "output_dir is a symbolic link: the daemon does not follow it (name the directory itself)");
   }
 }
 
@@ -231,7 +244,8 @@ void Daemon::enforce_spool_limits() {
   try {
     if (!spool_dir_) {
       struct stat st {};
-      if (::lstat(config_.output_dir.c_str(), &st) != 0 && errno == ENOENT) return;  // nothing written yet
+      if (::lstat(config_.output_dir.c_str(), &st) != 0 && errno == ENOENT)
+        return;  // nothing written yet
       spool_dir_.emplace(DirectoryHandle::open_existing(config_.output_dir));
       spool_.rescan(*spool_dir_);
     } else {
@@ -247,8 +261,10 @@ void Daemon::enforce_spool_limits() {
   SpoolLimits limits;
   limits.max_bytes = config_.max_disk_bytes;
   if (config_.retention_days) {
-    const uint64_t now_ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+    const uint64_t now_ns =
+        static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count());
     const uint64_t keep_ns = *config_.retention_days * 86'400ull * 1'000'000'000ull;
     limits.expire_before_ns = now_ns > keep_ns ? now_ns - keep_ns : 0;
   }
@@ -259,17 +275,21 @@ void Daemon::enforce_spool_limits() {
     // which the next flush would otherwise write back.
     bool profiled = session_ && session_->drop_binary(e.entry.directory);
     if (continuous_kernel_ && continuous_kernel_->forget(e.entry.directory)) profiled = true;
-    logger_.note("evicted " + e.entry.directory + " (" + std::to_string(e.entry.bytes) + " bytes, last sampled at " +
-                 std::to_string(e.entry.last_sample_ns / 1'000'000'000) + " s since the epoch): " + e.reason +
-                 (profiled ? "; it is being profiled: its counts in memory are dropped and its next samples start "
+    logger_.note("evicted " + e.entry.directory + " (" + std::to_string(e.entry.bytes) +
+                 " bytes, last sampled at " +
+                 std::to_string(e.entry.last_sample_ns / 1'000'000'000) +
+                 " s since the epoch): " + e.reason +
+                 (profiled ? "; it is being profiled: its counts in memory are dropped and its "
+                             "next samples start "
                              "a new profile"
                            : ""));
   }
   const uint64_t total = done.bytes_left;
   if (limits.max_bytes && total > *limits.max_bytes) {
     if (!over_budget_said_) {
-      logger_.warning("the output directory holds " + std::to_string(total) +
-                      " bytes, more than max_disk_mb, in files that are not binary directories of this user");
+      logger_.warning(
+          "the output directory holds " + std::to_string(total) +
+          " bytes, more than max_disk_mb, in files that are not binary directories of this user");
     }
     over_budget_said_ = true;
   } else {
@@ -380,10 +400,12 @@ std::optional<std::string> Daemon::reload() {
     try {
       struct stat st {};
       if (::lstat(next.output_dir.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
-        throw OutputError(next.output_dir, "output_dir is a symbolic link: the daemon does not follow it");
+        throw OutputError(next.output_dir,
+                          "output_dir is a symbolic link: the daemon does not follow it");
       Locks taken = take_locks(next);
       if (next.socket != config_.socket) next_locks.socket = std::move(taken.socket);
-      if (next.output_dir != config_.output_dir) next_locks.output_dir = std::move(taken.output_dir);
+      if (next.output_dir != config_.output_dir)
+        next_locks.output_dir = std::move(taken.output_dir);
     } catch (const std::exception& e) {
       logger_.error(std::string("reload refused, the running configuration is kept: ") + e.what());
       notifier_.ready(status_line());
@@ -421,7 +443,8 @@ std::optional<std::string> Daemon::reload() {
     try {
       open_control_socket();
     } catch (const std::exception& e) {
-      logger_.error(std::string("the new control socket cannot be opened, keeping the old one: ") + e.what());
+      logger_.error(std::string("the new control socket cannot be opened, keeping the old one: ") +
+                    e.what());
       config_.socket = old.socket;
       config_.allowed_group = old.allowed_group;
       open_control_socket();
@@ -434,8 +457,10 @@ std::optional<std::string> Daemon::reload() {
     spool_touched_.clear();
   }
   // The locks follow what is in use now.
-  if (config_.socket != old.socket && next_locks.socket) locks_.socket = std::move(next_locks.socket);
-  if (config_.output_dir != old.output_dir && next_locks.output_dir) locks_.output_dir = std::move(next_locks.output_dir);
+  if (config_.socket != old.socket && next_locks.socket)
+    locks_.socket = std::move(next_locks.socket);
+  if (config_.output_dir != old.output_dir && next_locks.output_dir)
+    locks_.output_dir = std::move(next_locks.output_dir);
   if (!refused) logger_.note("configuration reloaded from " + config_path_);
   notifier_.ready(status_line());
   return refused;
@@ -461,7 +486,8 @@ void Daemon::record_flush(const FlushReport& r, const std::string& kernel_error)
     e["reason"] = f.reason;
     failures.push_back(std::move(e));
   }
-  if (!kernel_error.empty()) failures.push_back({{"binary", "[kernel]"}, {"directory", ""}, {"reason", kernel_error}});
+  if (!kernel_error.empty())
+    failures.push_back({{"binary", "[kernel]"}, {"directory", ""}, {"reason", kernel_error}});
   j["failures"] = std::move(failures);
   last_flush_report_ = std::move(j);
   // The losses of the interval this flush ends.
@@ -485,7 +511,8 @@ void Daemon::stop() {
   close_session();
   control_.reset();
   char took[32];
-  std::snprintf(took, sizeof took, "%.2f", std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
+  std::snprintf(took, sizeof took, "%.2f",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count());
   logger_.note(std::string("stopped ") + took + " s after the signal, the final flush included");
   // Connections still open would keep the loop running.
   driver_.io().stop();
@@ -507,7 +534,9 @@ std::string Daemon::status_line() const {
 
 nlohmann::ordered_json Daemon::status() const {
   nlohmann::ordered_json j = ok_reply();
-  j["uptime_s"] = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_).count();
+  j["uptime_s"] =
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_)
+          .count();
   j["config"] = config_path_;
   j["engine"] = config_.engine;
   j["collecting"] = session_ != nullptr;
@@ -571,7 +600,8 @@ nlohmann::ordered_json Daemon::status() const {
     nlohmann::ordered_json k;
     k["started"] = utc_time(kernel_started_ns_);
     k["duration_s"] = kernel_seconds_;
-    k["remaining_s"] = std::max(0.0, std::chrono::duration<double>(kernel_end_ - std::chrono::steady_clock::now()).count());
+    k["remaining_s"] = std::max(
+        0.0, std::chrono::duration<double>(kernel_end_ - std::chrono::steady_clock::now()).count());
     k["output_dir"] = kernel_output_dir_;
     k["samples"] = kernel_->counts().samples;
     j["kernel_profile"] = std::move(k);
@@ -581,7 +611,8 @@ nlohmann::ordered_json Daemon::status() const {
 
 nlohmann::ordered_json Daemon::handle(const nlohmann::json& request) {
   const auto cmd = request.find("cmd");
-  if (cmd == request.end() || !cmd->is_string()) return error_reply("a request names its command: {\"cmd\": \"status\"}");
+  if (cmd == request.end() || !cmd->is_string())
+    return error_reply("a request names its command: {\"cmd\": \"status\"}");
   const std::string name = cmd->get<std::string>();
   if (stopping_) return error_reply("the daemon is stopping");
   if (name == "status") return status();
@@ -598,12 +629,13 @@ nlohmann::ordered_json Daemon::handle(const nlohmann::json& request) {
       for (size_t i = 0; i < failures.size() && i < 3; ++i) {
         const auto& f = failures[i];
         const std::string binary = f["binary"].get<std::string>();
-        why += (i ? "; " : "") + (binary.empty() ? f["directory"].get<std::string>() : binary) + ": " +
-               f["reason"].get<std::string>();
+        why += (i ? "; " : "") + (binary.empty() ? f["directory"].get<std::string>() : binary) +
+               ": " + f["reason"].get<std::string>();
       }
       if (failures.size() > 3) why += "; and " + std::to_string(failures.size() - 3) + " more";
-      nlohmann::ordered_json j = error_reply("the flush failed (" + std::to_string(failures.size()) +
-                                             " not written; the profiles stay in memory): " + why);
+      nlohmann::ordered_json j =
+          error_reply("the flush failed (" + std::to_string(failures.size()) +
+                      " not written; the profiles stay in memory): " + why);
       j["failures"] = failures;
       return j;
     }
@@ -614,20 +646,24 @@ nlohmann::ordered_json Daemon::handle(const nlohmann::json& request) {
     return j;
   }
   if (name == "reload") {
-    if (auto why = reload()) return error_reply("reload refused, the running configuration is kept: " + *why);
+    if (auto why = reload())
+      return error_reply("reload refused, the running configuration is kept: " + *why);
     return ok_reply();
   }
   if (name == "kernel") {
     if (auto why = check_kernel_duration(request)) return error_reply(*why);
     if (kernel_) return error_reply("busy: a kernel profile is being collected");
-    return error_reply("kernel is answered when its profile is written (through the control socket)");
+    return error_reply(
+        "kernel is answered when its profile is written (through the control socket)");
   }
   return error_reply("unknown command \"" + name + "\" (status, flush, reload, kernel)");
 }
 
-void Daemon::handle_async(const nlohmann::json& request, std::function<void(nlohmann::ordered_json)> reply) {
+void Daemon::handle_async(const nlohmann::json& request,
+                          std::function<void(nlohmann::ordered_json)> reply) {
   const auto cmd = request.find("cmd");
-  if (!stopping_ && !kernel_ && cmd != request.end() && *cmd == "kernel" && !check_kernel_duration(request)) {
+  if (!stopping_ && !kernel_ && cmd != request.end() && *cmd == "kernel" &&
+      !check_kernel_duration(request)) {
     start_kernel_profile(request["duration"].get<double>(), std::move(reply));
     return;
   }
@@ -643,14 +679,16 @@ void Daemon::open_continuous_kernel() {
     continuous_kernel_ = std::make_unique<KernelCollection>(std::move(s), logger_);
     continuous_kernel_->start();
     continuous_kernel_error_.clear();
-    logger_.note("kernel = true: collecting a kernel profile (" + continuous_kernel_->event().name + ") into " +
-                 config_.output_dir + "/" + continuous_kernel_->profile_directory());
+    logger_.note("kernel = true: collecting a kernel profile (" + continuous_kernel_->event().name +
+                 ") into " + config_.output_dir + "/" + continuous_kernel_->profile_directory());
   } catch (const std::exception& e) {
     continuous_kernel_.reset();
     std::string why = e.what();
-    if (const auto* setting = dynamic_cast<const SettingError*>(&e)) why = setting->spelled(daemon_config_key);
+    if (const auto* setting = dynamic_cast<const SettingError*>(&e))
+      why = setting->spelled(daemon_config_key);
     // Said once per reason, not at every window.
-    if (why != continuous_kernel_error_) logger_.error("kernel = true, but no kernel profile: " + why);
+    if (why != continuous_kernel_error_)
+      logger_.error("kernel = true, but no kernel profile: " + why);
     continuous_kernel_error_ = why;
   }
 }
@@ -668,7 +706,8 @@ void Daemon::close_continuous_kernel() {
   continuous_kernel_.reset();
 }
 
-void Daemon::start_kernel_profile(double seconds, std::function<void(nlohmann::ordered_json)> reply) {
+void Daemon::start_kernel_profile(double seconds,
+                                  std::function<void(nlohmann::ordered_json)> reply) {
   char stamp[32];
   const std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -681,7 +720,8 @@ void Daemon::start_kernel_profile(double seconds, std::function<void(nlohmann::o
     std::filesystem::create_directories(config_.output_dir, ec);
     // A new directory per profile: two in one second get -2, -3, ...
     for (int n = 2; !std::filesystem::create_directory(s.output_dir, ec); ++n) {
-      if (ec || n > 100) throw std::runtime_error(s.output_dir + ": " + (ec ? ec.message() : "exists"));
+      if (ec || n > 100)
+        throw std::runtime_error(s.output_dir + ": " + (ec ? ec.message() : "exists"));
       s.output_dir = config_.output_dir + "/kernel-" + stamp + "-" + std::to_string(n);
     }
     kernel_output_dir_ = s.output_dir;
@@ -699,7 +739,8 @@ void Daemon::start_kernel_profile(double seconds, std::function<void(nlohmann::o
   kernel_reply_ = std::move(reply);
   kernel_seconds_ = seconds;
   kernel_started_ns_ = now_unix_ns();
-  kernel_end_ = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  kernel_end_ = std::chrono::steady_clock::now() +
+                std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
   logger_.note("collecting a kernel profile for " + std::to_string(seconds) + " s");
   // Drained by a timer alone: system-wide buffers of a few seconds' kernel samples are drained
   // well before they fill at this rate.
@@ -724,7 +765,8 @@ void Daemon::finish_kernel_profile() {
   spool_touched_.push_back(std::filesystem::path(kernel_output_dir_).filename().string());
   nlohmann::ordered_json j;
   if (!r.ok) {
-    j["error"] = "kernel profile: writing " + r.output_dir + " failed: " + (r.error.empty() ? "see the log" : r.error);
+    j["error"] = "kernel profile: writing " + r.output_dir +
+                 " failed: " + (r.error.empty() ? "see the log" : r.error);
   } else {
     j["ok"] = true;
     j["path"] = r.profile_dir;

@@ -44,7 +44,8 @@ class SessionLogger;
 class Daemon {
  public:
   // `config` read from `config_path` (which a reload reads again). Nothing opens yet.
-  Daemon(SessionDriver& driver, std::string config_path, DaemonConfig config, SessionLogger& logger);
+  Daemon(SessionDriver& driver, std::string config_path, DaemonConfig config,
+         SessionLogger& logger);
   ~Daemon();
 
   // Takes the socket's and the output directory's locks, opens the control socket and the first
@@ -60,7 +61,8 @@ class Daemon {
   // The control protocol's requests (docs/daemon.md, "Control socket"), answered at once.
   nlohmann::ordered_json handle(const nlohmann::json& request);
   // Every request: `kernel` is answered when its profile is written, the others by handle().
-  void handle_async(const nlohmann::json& request, std::function<void(nlohmann::ordered_json)> reply);
+  void handle_async(const nlohmann::json& request,
+                    std::function<void(nlohmann::ordered_json)> reply);
 
  private:
   void open_session();

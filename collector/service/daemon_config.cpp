@@ -43,7 +43,8 @@ class Reader {
  public:
   explicit Reader(std::string source) : source_(std::move(source)) {}
 
-  [[noreturn]] void fail(const toml::source_region& where, const std::string& key, const std::string& why) const {
+  [[noreturn]] void fail(const toml::source_region& where, const std::string& key,
+                         const std::string& why) const {
     std::string at = source_;
     if (where.begin.line) at += ":" + std::to_string(where.begin.line);
     throw DaemonConfigError(at + ": " + key + ": " + why);
@@ -62,8 +63,9 @@ class Reader {
     if (!i) fail(n.source(), key, std::string("expected a whole number, found ") + type_name(n));
     const int64_t v = i->get();
     if (v < 0 || static_cast<uint64_t>(v) < min || static_cast<uint64_t>(v) > max) {
-      fail(n.source(), key, std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
-                                std::to_string(max) + "]");
+      fail(n.source(), key,
+           std::to_string(v) + " is out of range [" + std::to_string(min) + ", " +
+               std::to_string(max) + "]");
     }
     return static_cast<uint64_t>(v);
   }
@@ -94,10 +96,13 @@ class Reader {
       d = std::chrono::seconds(i->get());
     } else if (const auto* s = n.as_string()) {
       const auto parsed = parse_duration(s->get());
-      if (!parsed) fail(n.source(), key, "\"" + s->get() + "\" is not a duration (e.g. \"500ms\", \"2s\", \"10min\", \"1h\")");
+      if (!parsed)
+        fail(n.source(), key,
+             "\"" + s->get() + "\" is not a duration (e.g. \"500ms\", \"2s\", \"10min\", \"1h\")");
       d = *parsed;
     } else {
-      fail(n.source(), key, std::string("expected a duration such as \"2s\", found ") + type_name(n));
+      fail(n.source(), key,
+           std::string("expected a duration such as \"2s\", found ") + type_name(n));
     }
     if (d < min || d > kMaxDuration) {
       fail(n.source(), key, "must be between " + std::to_string(min.count()) + "ms and a year");
@@ -106,7 +111,9 @@ class Reader {
   }
   std::vector<std::string> patterns(const toml::node& n, const std::string& key) const {
     const auto* a = n.as_array();
-    if (!a) fail(n.source(), key, std::string("expected an array of regular expressions, found ") + type_name(n));
+    if (!a)
+      fail(n.source(), key,
+           std::string("expected an array of regular expressions, found ") + type_name(n));
     std::vector<std::string> out;
     for (const toml::node& e : *a) {
       std::string p = string(e, key);
@@ -123,7 +130,9 @@ class Reader {
   // Profile formats by name (output/profile_format.h), each once.
   std::vector<std::string> formats(const toml::node& n, const std::string& key) const {
     const auto* a = n.as_array();
-    if (!a) fail(n.source(), key, std::string("expected an array of format names, found ") + type_name(n));
+    if (!a)
+      fail(n.source(), key,
+           std::string("expected an array of format names, found ") + type_name(n));
     std::vector<std::string> out;
     for (const toml::node& e : *a) {
       std::string name = string(e, key);
@@ -138,13 +147,20 @@ class Reader {
 
   static const char* type_name(const toml::node& n) {
     switch (n.type()) {
-      case toml::node_type::string: return "a string";
-      case toml::node_type::integer: return "an integer";
-      case toml::node_type::floating_point: return "a floating-point number";
-      case toml::node_type::boolean: return "a boolean";
-      case toml::node_type::array: return "an array";
-      case toml::node_type::table: return "a table";
-      default: return "a date or time";
+      case toml::node_type::string:
+        return "a string";
+      case toml::node_type::integer:
+        return "an integer";
+      case toml::node_type::floating_point:
+        return "a floating-point number";
+      case toml::node_type::boolean:
+        return "a boolean";
+      case toml::node_type::array:
+        return "an array";
+      case toml::node_type::table:
+        return "a table";
+      default:
+        return "a date or time";
     }
   }
 
@@ -155,13 +171,16 @@ class Reader {
 void read_schedule(const Reader& r, const toml::node& n, DaemonConfig& c) {
   if (const auto* s = n.as_string()) {
     if (s->get() != "continuous") {
-      r.fail(n.source(), "schedule", "\"" + s->get() + "\": expected \"continuous\" or { on = \"2s\", every = \"10min\" }");
+      r.fail(n.source(), "schedule",
+             "\"" + s->get() + "\": expected \"continuous\" or { on = \"2s\", every = \"10min\" }");
     }
     c.schedule.reset();
     return;
   }
   const auto* t = n.as_table();
-  if (!t) r.fail(n.source(), "schedule", std::string("expected \"continuous\" or a table, found ") + Reader::type_name(n));
+  if (!t)
+    r.fail(n.source(), "schedule",
+           std::string("expected \"continuous\" or a table, found ") + Reader::type_name(n));
   DutyCycle d;
   bool has_on = false, has_every = false;
   for (const auto& [k, v] : *t) {
@@ -212,9 +231,10 @@ std::vector<std::string> default_formats() {
 }
 
 bool DaemonConfig::same_session(const DaemonConfig& o) const {
-  return output_dir == o.output_dir && event == o.event && frequency == o.frequency && period == o.period &&
-         branch_stacks == o.branch_stacks && binaries == o.binaries && exclude == o.exclude && engine == o.engine &&
-         mmap_pages == o.mmap_pages && backlog_mb == o.backlog_mb && formats == o.formats;
+  return output_dir == o.output_dir && event == o.event && frequency == o.frequency &&
+         period == o.period && branch_stacks == o.branch_stacks && binaries == o.binaries &&
+         exclude == o.exclude && engine == o.engine && mmap_pages == o.mmap_pages &&
+         backlog_mb == o.backlog_mb && formats == o.formats;
 }
 
 DaemonConfig parse_daemon_config(std::string_view text, const std::string& source) {
@@ -235,15 +255,18 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
       {"output_dir",
        [&](const toml::node& n, const std::string& k) {
          c.output_dir = r.string(n, k);
-         if (c.output_dir.empty() || c.output_dir[0] != '/') r.fail(n.source(), k, "must be an absolute path");
+         if (c.output_dir.empty() || c.output_dir[0] != '/')
+           r.fail(n.source(), k, "must be an absolute path");
        }},
       {"socket",
        [&](const toml::node& n, const std::string& k) {
          c.socket = r.string(n, k);
-         if (c.socket.empty() || c.socket[0] != '/') r.fail(n.source(), k, "must be an absolute path");
+         if (c.socket.empty() || c.socket[0] != '/')
+           r.fail(n.source(), k, "must be an absolute path");
          if (c.socket.size() >= sizeof(sockaddr_un{}.sun_path)) {
-           r.fail(n.source(), k, "longer than a unix socket path can be (" +
-                                     std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes)");
+           r.fail(n.source(), k,
+                  "longer than a unix socket path can be (" +
+                      std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes)");
          }
        }},
       {"event",
@@ -261,13 +284,19 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
          c.period = r.whole(n, k, 1, kMaxPeriod);
          period_node = &n;
        }},
-      {"branch_stacks", [&](const toml::node& n, const std::string& k) { c.branch_stacks = r.boolean(n, k); }},
+      {"branch_stacks",
+       [&](const toml::node& n, const std::string& k) { c.branch_stacks = r.boolean(n, k); }},
       {"final_flush_timeout",
-       [&](const toml::node& n, const std::string& k) { c.final_flush_timeout = r.duration(n, k, kMinFlushInterval); }},
+       [&](const toml::node& n, const std::string& k) {
+         c.final_flush_timeout = r.duration(n, k, kMinFlushInterval);
+       }},
       {"flush_interval",
-       [&](const toml::node& n, const std::string& k) { c.flush_interval = r.duration(n, k, kMinFlushInterval); }},
+       [&](const toml::node& n, const std::string& k) {
+         c.flush_interval = r.duration(n, k, kMinFlushInterval);
+       }},
       {"schedule", [&](const toml::node& n, const std::string&) { read_schedule(r, n, c); }},
-      {"binaries", [&](const toml::node& n, const std::string& k) { c.binaries = r.patterns(n, k); }},
+      {"binaries",
+       [&](const toml::node& n, const std::string& k) { c.binaries = r.patterns(n, k); }},
       {"exclude", [&](const toml::node& n, const std::string& k) { c.exclude = r.patterns(n, k); }},
       {"kernel", [&](const toml::node& n, const std::string& k) { c.kernel = r.boolean(n, k); }},
       {"formats", [&](const toml::node& n, const std::string& k) { c.formats = r.formats(n, k); }},
@@ -279,7 +308,9 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
          c.max_disk_bytes = static_cast<uint64_t>(mb * static_cast<double>(uint64_t{1} << 20));
        }},
       {"retention_days",
-       [&](const toml::node& n, const std::string& k) { c.retention_days = r.whole(n, k, 1, 36'500); }},
+       [&](const toml::node& n, const std::string& k) {
+         c.retention_days = r.whole(n, k, 1, 36'500);
+       }},
       {"engine",
        [&](const toml::node& n, const std::string& k) {
          c.engine = r.string(n, k);
@@ -290,11 +321,14 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
       {"mmap_pages",
        [&](const toml::node& n, const std::string& k) {
          const uint64_t pages = r.whole(n, k, 1, kMaxMmapPages);
-         if (pages & (pages - 1)) r.fail(n.source(), k, std::to_string(pages) + " is not a power of two");
+         if (pages & (pages - 1))
+           r.fail(n.source(), k, std::to_string(pages) + " is not a power of two");
          c.mmap_pages = pages;
        }},
       {"backlog_mb",
-       [&](const toml::node& n, const std::string& k) { c.backlog_mb = r.whole(n, k, kMinBacklogMb, kMaxBacklogMb); }},
+       [&](const toml::node& n, const std::string& k) {
+         c.backlog_mb = r.whole(n, k, kMinBacklogMb, kMaxBacklogMb);
+       }},
       {"allowed_group",
        [&](const toml::node& n, const std::string& k) {
          c.allowed_group = r.string(n, k);
@@ -310,8 +344,9 @@ DaemonConfig parse_daemon_config(std::string_view text, const std::string& sourc
     it->second(node, k);
   }
   if (frequency_node && period_node) {
-    const toml::node& later =
-        frequency_node->source().begin.line > period_node->source().begin.line ? *frequency_node : *period_node;
+    const toml::node& later = frequency_node->source().begin.line > period_node->source().begin.line
+                                  ? *frequency_node
+                                  : *period_node;
     r.fail(later.source(), &later == frequency_node ? "frequency" : "period",
            "frequency and period exclude each other: set one");
   }
@@ -335,18 +370,20 @@ DaemonConfig load_daemon_config(const std::string& path) {
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
-  if (::fstat(fd, &st) != 0) throw DaemonConfigError(path + ": cannot be read: " + std::strerror(errno));
+  if (::fstat(fd, &st) != 0)
+    throw DaemonConfigError(path + ": cannot be read: " + std::strerror(errno));
   if (!S_ISREG(st.st_mode)) {
-    const char* what = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
+    const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                       : S_ISFIFO(st.st_mode)                       ? "a FIFO"
+                       : S_ISSOCK(st.st_mode)                       ? "a socket"
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                                                                     : "not a regular file";
     throw DaemonConfigError(path + ": is " + std::string(what) + ", not a configuration file");
   }
   constexpr off_t kMaxBytes = 1 << 20;
   if (st.st_size > kMaxBytes) {
-    throw DaemonConfigError(path + ": " + std::to_string(st.st_size) + " bytes, more than a configuration (1 MiB)");
+    throw DaemonConfigError(path + ": " + std::to_string(st.st_size) +
+                            " bytes, more than a configuration (1 MiB)");
   }
   std::string text;
   char buffer[65536];
@@ -356,7 +393,8 @@ DaemonConfig load_daemon_config(const std::string& path) {
     if (n < 0) throw DaemonConfigError(path + ": cannot be read: " + std::strerror(errno));
     if (n == 0) break;
     text.append(buffer, static_cast<size_t>(n));
-    if (text.size() > static_cast<size_t>(kMaxBytes)) throw DaemonConfigError(path + ": grew past 1 MiB while read");
+    if (text.size() > static_cast<size_t>(kMaxBytes))
+      throw DaemonConfigError(path + ": grew past 1 MiB while read");
   }
   return parse_daemon_config(text, path);
 }
@@ -385,7 +423,8 @@ std::string format_daemon_config(const DaemonConfig& c) {
   t.insert("flush_interval", duration(c.flush_interval));
   t.insert("final_flush_timeout", duration(c.final_flush_timeout));
   if (c.schedule) {
-    t.insert("schedule", toml::table{{"on", duration(c.schedule->on)}, {"every", duration(c.schedule->every)}});
+    t.insert("schedule",
+             toml::table{{"on", duration(c.schedule->on)}, {"every", duration(c.schedule->every)}});
   } else {
     t.insert("schedule", "continuous");
   }
@@ -395,17 +434,20 @@ std::string format_daemon_config(const DaemonConfig& c) {
   toml::array formats;
   for (const std::string& f : c.formats) formats.push_back(f);
   t.insert("formats", formats);
-  if (c.max_disk_bytes) t.insert("max_disk_mb", static_cast<double>(*c.max_disk_bytes) / static_cast<double>(1 << 20));
+  if (c.max_disk_bytes)
+    t.insert("max_disk_mb", static_cast<double>(*c.max_disk_bytes) / static_cast<double>(1 << 20));
   if (c.retention_days) t.insert("retention_days", static_cast<int64_t>(*c.retention_days));
   t.insert("engine", c.engine);
   t.insert("allowed_group", c.allowed_group);
   if (c.mmap_pages) t.insert("mmap_pages", static_cast<int64_t>(*c.mmap_pages));
   t.insert("backlog_mb", static_cast<int64_t>(c.backlog_mb));
   std::ostringstream out;
-  out << toml::toml_formatter(t, toml::toml_formatter::default_flags & ~toml::format_flags::indentation);
+  out << toml::toml_formatter(
+      t, toml::toml_formatter::default_flags & ~toml::format_flags::indentation);
   // The keys left unset, said as such, before the tables.
   std::string text;
-  if (!c.frequency && !c.period) text += "# frequency, period: not set (the event's default rate)\n";
+  if (!c.frequency && !c.period)
+    text += "# frequency, period: not set (the event's default rate)\n";
   if (!c.max_disk_bytes) text += "# max_disk_mb: not set (no disk budget)\n";
   if (!c.retention_days) text += "# retention_days: not set (profiles are kept)\n";
   if (!c.mmap_pages) text += "# mmap_pages: not set (chosen from the locked-memory budget)\n";

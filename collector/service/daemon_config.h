@@ -45,7 +45,7 @@ struct DaemonConfig {
   std::optional<uint64_t> max_disk_bytes;
   std::optional<uint64_t> retention_days;
   std::string engine = "perf";
-  std::string allowed_group;  // empty: root only
+  std::string allowed_group;           // empty: root only
   std::optional<uint64_t> mmap_pages;  // data pages per ring buffer; none: from the lock budget
   uint64_t backlog_mb = 64;            // the drain backlog's limit (kDefaultBacklogBytes)
 

@@ -27,14 +27,17 @@ std::string holder_of(int fd) {
 
 std::string socket_lock_file(const std::string& socket) { return socket + ".lock"; }
 
-std::string output_dir_lock_file(const std::string& output_dir) { return output_dir + "/.profcollect-daemon.lock"; }
+std::string output_dir_lock_file(const std::string& output_dir) {
+  return output_dir + "/.profcollect-daemon.lock";
+}
 
 InstanceLock::InstanceLock(const std::string& file, const std::string& what) : file_(file) {
   fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
   if (fd_ < 0) {
     const int err = errno;
-    throw InstanceLockError(file + ": cannot lock " + what + ": " +
-                            (err == ELOOP ? "it is a symbolic link, which is not followed" : std::strerror(err)));
+    throw InstanceLockError(
+        file + ": cannot lock " + what + ": " +
+        (err == ELOOP ? "it is a symbolic link, which is not followed" : std::strerror(err)));
   }
   struct stat st {};
   if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -45,12 +48,15 @@ InstanceLock::InstanceLock(const std::string& file, const std::string& what) : f
     const int err = errno;
     const std::string pid = err == EWOULDBLOCK ? holder_of(fd_) : std::string();
     ::close(fd_);
-    if (err != EWOULDBLOCK) throw InstanceLockError(file + ": cannot lock " + what + ": " + std::strerror(err));
-    throw InstanceLockError("another profcollect daemon" + (pid.empty() ? std::string() : " (PID " + pid + ")") +
-                            " holds " + what + " (" + file + "); stop it first");
+    if (err != EWOULDBLOCK)
+      throw InstanceLockError(file + ": cannot lock " + what + ": " + std::strerror(err));
+    throw InstanceLockError("another profcollect daemon" +
+                            (pid.empty() ? std::string() : " (PID " + pid + ")") + " holds " +
+                            what + " (" + file + "); stop it first");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd_, 0) != 0 ||
+      ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds all the same; only the PID a second daemon would name is missing.
   }
 }

@@ -49,7 +49,8 @@ std::vector<gid_t> user_groups(uid_t uid, gid_t primary) {
 std::optional<PeerCredentials> peer_credentials(int socket_fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
-  if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred) return std::nullopt;
+  if (getsockopt(socket_fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof cred)
+    return std::nullopt;
   return PeerCredentials{cred.pid, cred.uid, cred.gid};
 }
 

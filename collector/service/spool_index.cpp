@@ -95,7 +95,8 @@ uint64_t SpoolIndex::total_bytes() const {
   return total;
 }
 
-SpoolEnforcement apply_spool_limits(const DirectoryHandle& dir, SpoolIndex& index, const SpoolLimits& limits) {
+SpoolEnforcement apply_spool_limits(const DirectoryHandle& dir, SpoolIndex& index,
+                                    const SpoolLimits& limits) {
   SpoolEnforcement done;
   done.bytes_left = index.total_bytes();
   for (Eviction& e : choose_evictions(index.binaries(), done.bytes_left, limits)) {

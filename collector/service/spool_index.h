@@ -47,6 +47,7 @@ class SpoolIndex {
 
 // Applies `limits` to the output directory `dir` with what `index` knows of it: removes what
 // choose_evictions() picks and forgets it.
-SpoolEnforcement apply_spool_limits(const DirectoryHandle& dir, SpoolIndex& index, const SpoolLimits& limits);
+SpoolEnforcement apply_spool_limits(const DirectoryHandle& dir, SpoolIndex& index,
+                                    const SpoolLimits& limits);
 
 }  // namespace profcollect

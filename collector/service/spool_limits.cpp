@@ -27,14 +27,16 @@ uint64_t last_sample_ns(const DirectoryHandle& dir) {
     if (auto text = dir.read_file("meta.json")) {
       const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
       const auto it = j.is_object() ? j.find("last_sample_ns") : j.end();
-      if (it != j.end() && it->is_number_unsigned() && it->get<uint64_t>() > 0) return it->get<uint64_t>();
+      if (it != j.end() && it->is_number_unsigned() && it->get<uint64_t>() > 0)
+        return it->get<uint64_t>();
     }
   } catch (const OutputError&) {
     // A meta.json that is a link or not ours: the directory's own time says when it was written.
   }
   struct stat st {};
   if (::fstat(dir.fd(), &st) != 0) return 0;
-  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + static_cast<uint64_t>(st.st_mtim.tv_nsec);
+  return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1'000'000'000 +
+         static_cast<uint64_t>(st.st_mtim.tv_nsec);
 }
 
 uint64_t directory_bytes(const DirectoryHandle& dir) {
@@ -69,9 +71,11 @@ uint64_t directory_bytes(const std::string& dir) {
   }
 }
 
-std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes, const SpoolLimits& limits) {
+std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes,
+                                       const SpoolLimits& limits) {
   std::sort(entries.begin(), entries.end(), [](const SpoolEntry& a, const SpoolEntry& b) {
-    return a.last_sample_ns != b.last_sample_ns ? a.last_sample_ns < b.last_sample_ns : a.directory < b.directory;
+    return a.last_sample_ns != b.last_sample_ns ? a.last_sample_ns < b.last_sample_ns
+                                                : a.directory < b.directory;
   });
   std::vector<Eviction> out;
   for (const SpoolEntry& e : entries) {

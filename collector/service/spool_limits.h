@@ -20,13 +20,13 @@ namespace profcollect {
 class DirectoryHandle;
 
 struct SpoolEntry {
-  std::string directory;  // its name under the output directory
-  uint64_t bytes = 0;     // its files' sizes
+  std::string directory;        // its name under the output directory
+  uint64_t bytes = 0;           // its files' sizes
   uint64_t last_sample_ns = 0;  // Unix epoch
 };
 
 struct SpoolLimits {
-  std::optional<uint64_t> max_bytes;   // the whole output directory's files
+  std::optional<uint64_t> max_bytes;         // the whole output directory's files
   std::optional<uint64_t> expire_before_ns;  // a binary last sampled before it goes
 };
 
@@ -46,7 +46,8 @@ uint64_t last_sample_ns(const DirectoryHandle& dir);
 
 // What to remove so that the limits hold: every entry last sampled before the retention limit,
 // then the least recently sampled (ties by name) until `total_bytes` fits max_bytes.
-std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes, const SpoolLimits& limits);
+std::vector<Eviction> choose_evictions(std::vector<SpoolEntry> entries, uint64_t total_bytes,
+                                       const SpoolLimits& limits);
 
 // What apply_spool_limits (collector/service/spool_index.h) did.
 struct SpoolEnforcement {

@@ -36,14 +36,17 @@ bool looks_like_build_id(const std::string& s) {
   return s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
 }
 
-bool names_build_id(const std::string& b) { return looks_like_build_id(b) && !std::filesystem::exists(b); }
+bool names_build_id(const std::string& b) {
+  return looks_like_build_id(b) && !std::filesystem::exists(b);
+}
 
 // A binary named by path must be a regular file now: that can be known before anything runs.
 // (Whether it is ever mapped is known only at the end.)
 void check_named_binary(const std::string& b) {
   struct stat st {};
   if (::stat(b.c_str(), &st) != 0) {
-    throw SettingError("{binaries}: " + b + ": " + std::strerror(errno) + " (name an existing file or a build-id)");
+    throw SettingError("{binaries}: " + b + ": " + std::strerror(errno) +
+                       " (name an existing file or a build-id)");
   }
   if (!S_ISREG(st.st_mode)) throw SettingError("{binaries}: " + b + ": not a regular file");
 }
@@ -99,11 +102,13 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
     selection_ = select_event(eo, ctx);
   }
 
-  store_ = std::make_unique<ProfileStore>(settings_.output_dir);  // an unwritable directory fails before anything runs
+  store_ = std::make_unique<ProfileStore>(
+      settings_.output_dir);  // an unwritable directory fails before anything runs
   if (settings_.selector) {
     selector_ = settings_.selector;
   } else {
-    auto mapped = std::make_shared<MappedImageSelector>(make_selection(settings_), ImageLoadOptions{settings_.debug_dirs});
+    auto mapped = std::make_shared<MappedImageSelector>(make_selection(settings_),
+                                                        ImageLoadOptions{settings_.debug_dirs});
     mapped_selector_ = mapped.get();
     selector_ = std::move(mapped);
   }
@@ -122,7 +127,8 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
     engine_name_ = "given";
   }
   PipelineOptions po;
-  if (settings_.target.kind == TargetKind::SystemWide) po.excluded_pid = static_cast<uint32_t>(::getpid());
+  if (settings_.target.kind == TargetKind::SystemWide)
+    po.excluded_pid = static_cast<uint32_t>(::getpid());
   po.kernel_addresses = settings_.kernel_addresses;
   // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
   // profile comes from the IP samples (as convert makes it of an SPE recording).
@@ -133,7 +139,8 @@ CollectionSession::CollectionSession(SessionSettings settings, SessionLogger& lo
   }
   pipeline_ = std::make_unique<SamplePipeline>(*selector_, po);
   render_.formats = settings_.formats.empty() ? live_default_formats() : settings_.formats;
-  if (settings_.unsymbolized && !render_.wants(format_named("unsymbolized"))) render_.formats.push_back(format_named("unsymbolized"));
+  if (settings_.unsymbolized && !render_.wants(format_named("unsymbolized")))
+    render_.formats.push_back(format_named("unsymbolized"));
   start_ns_ = clock_ns(CLOCK_REALTIME);
 
   logger_.note(selection_.engine_note);
@@ -197,7 +204,8 @@ SessionStatus CollectionSession::status() const {
     nlohmann::ordered_json w = nlohmann::ordered_json::object();
     for (const auto& [kind, group] : image_warnings_) {
       nlohmann::ordered_json listed = nlohmann::ordered_json::array();
-      for (const ImageWarning& i : group.listed) listed.push_back({{"path", i.path}, {"reason", i.reason}});
+      for (const ImageWarning& i : group.listed)
+        listed.push_back({{"path", i.path}, {"reason", i.reason}});
       w[kind] = {{"count", group.count}, {"binaries", std::move(listed)}};
     }
     st.image_warnings = std::move(w);
@@ -279,12 +287,14 @@ void CollectionSession::gather_image_warnings() {
   for (auto& [kind, warnings] : fresh) {
     WarningGroup& group = image_warnings_[kind];
     group.count += warnings.size();
-    const std::string where = settings_.summary_file.empty() ? "" : "; see " + settings_.summary_file;
+    const std::string where =
+        settings_.summary_file.empty() ? "" : "; see " + settings_.summary_file;
     // One binary is named; many are counted, and listed in the summary.
     if (warnings.size() == 1) {
       logger_.warning(warnings[0].path + ": " + std::string(warning_consequence(kind)) + where);
     } else {
-      logger_.warning(std::to_string(warnings.size()) + " binaries " + std::string(warning_consequence(kind)) + where);
+      logger_.warning(std::to_string(warnings.size()) + " binaries " +
+                      std::string(warning_consequence(kind)) + where);
     }
     for (ImageWarning& w : warnings) {
       if (group.listed.size() >= kMaxListedWarnings) break;
@@ -301,7 +311,8 @@ void CollectionSession::report_failure(const std::string& what) {
                 (stopped_ ? "" : " (the profiles in memory are kept; retrying at the next flush)"));
 }
 
-const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::steady_clock::time_point> deadline) {
+const FlushReport& CollectionSession::flush_until(
+    std::optional<std::chrono::steady_clock::time_point> deadline) {
   const auto began = std::chrono::steady_clock::now();
   FlushReport report;
   report.unix_ns = clock_ns(CLOCK_REALTIME);
@@ -312,14 +323,17 @@ const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::ste
   if (drain_thread_ && !stopped_) {
     auto patience = std::chrono::milliseconds(kDrainSyncPatienceMs);
     if (deadline) {
-      patience = std::min(patience, std::max(std::chrono::milliseconds(0),
-                                             std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - began)));
+      patience = std::min(
+          patience,
+          std::max(std::chrono::milliseconds(0),
+                   std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - began)));
     }
     // A record is stamped and written in one interrupt, without a pause: whatever is stamped
     // before the flush began is in the buffers when the pass that follows reads them.
     const uint64_t began_ns = clock_ns(CLOCK_MONOTONIC);
     if (!drain_thread_->sync(patience, flush_progress_)) {
-      logger_.warning("flush: the drain thread did not complete a pass within " + std::to_string(patience.count()) +
+      logger_.warning("flush: the drain thread did not complete a pass within " +
+                      std::to_string(patience.count()) +
                       " ms; this flush has what it had taken in before");
     }
     drain();
@@ -327,7 +341,8 @@ const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::ste
   }
   // The flush's time is up: its deadline passed, or its owner interrupts it.
   const RenderStop stop{[&] {
-    return (deadline && std::chrono::steady_clock::now() >= *deadline) || (flush_interrupt_ && flush_interrupt_());
+    return (deadline && std::chrono::steady_clock::now() >= *deadline) ||
+           (flush_interrupt_ && flush_interrupt_());
   }};
   auto fail = [&](std::string binary, std::string directory, const std::string& reason) {
     report.ok = false;
@@ -350,7 +365,8 @@ const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::ste
       LoadedImage& image = *pipeline_->image(slot);
       const std::string directory = image.identity().directory_name();
       auto written = written_.find(directory);
-      if (!events_changed && written != written_.end() && written->second == profile.revision()) continue;
+      if (!events_changed && written != written_.end() && written->second == profile.revision())
+        continue;
       if (report.cut_short || stop.requested()) {
         report.cut_short = true;
         ++report.pending;
@@ -359,7 +375,8 @@ const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::ste
       if (flush_progress_) flush_progress_();
       BinaryProfileSnapshot s;
       s.identity = image.identity();
-      s.fdata = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
+      s.fdata =
+          FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
       s.samples = profile.samples();
       s.first_sample_ns = profile.first_ns();
       s.last_sample_ns = profile.last_ns();
@@ -371,7 +388,9 @@ const FlushReport& CollectionSession::flush_until(std::optional<std::chrono::ste
         branches = profile.branch_samples();
         s.branches = &branches;
       }
-      s.render = [&](const ImageCounts& counts) { return render_profiles(image, counts, render_, &stop); };
+      s.render = [&](const ImageCounts& counts) {
+        return render_profiles(image, counts, render_, &stop);
+      };
       // One binary that cannot be written (a full disk, an entry planted under its name) does
       // not keep the others from being tried.
       report.touched.push_back(directory);
@@ -449,14 +468,19 @@ bool CollectionSession::stop(std::optional<std::chrono::steady_clock::time_point
   const FlushReport& flushed = flush_until(deadline);
   for (const std::string& b : settings_.binaries) {
     if (!mapped_selector_) break;
-    const bool matched = names_build_id(b) ? mapped_selector_->matched_build_id(*BuildId::from_hex(b))
-                                           : mapped_selector_->matched_path(realpath_or(b)) || mapped_selector_->matched_path(b);
-    if (!matched) logger_.warning("{binaries} " + b + " was not mapped by any profiled process: no profile for it");
+    const bool matched =
+        names_build_id(b)
+            ? mapped_selector_->matched_build_id(*BuildId::from_hex(b))
+            : mapped_selector_->matched_path(realpath_or(b)) || mapped_selector_->matched_path(b);
+    if (!matched)
+      logger_.warning("{binaries} " + b +
+                      " was not mapped by any profiled process: no profile for it");
   }
   const EngineCounters c = engine_->counters();
   const PipelineCounts& counts = pipeline_->counts();
   std::string summary = std::to_string(counts.samples) + " samples, " +
-                        std::to_string(counts.outcomes[SampleOutcome::Mapped]) + " in " + std::to_string(profiled) +
+                        std::to_string(counts.outcomes[SampleOutcome::Mapped]) + " in " +
+                        std::to_string(profiled) +
                         (profiled == 1 ? " profiled binary, " : " profiled binaries, ") +
                         std::to_string(c.lost_samples) + " lost";
   if (flushed.ok && !flushed.cut_short) summary += "; profiles in " + settings_.output_dir;
@@ -464,26 +488,29 @@ bool CollectionSession::stop(std::optional<std::chrono::steady_clock::time_point
   if (flushed.cut_short) {
     char took[32];
     std::snprintf(took, sizeof took, "%.1f", flushed.seconds);
-    logger_.error("final flush cut short after " + std::string(took) + " s: " + std::to_string(flushed.written) +
-                  " binaries written, " + std::to_string(flushed.pending) + " keep their last flush");
+    logger_.error("final flush cut short after " + std::string(took) +
+                  " s: " + std::to_string(flushed.written) + " binaries written, " +
+                  std::to_string(flushed.pending) + " keep their last flush");
   }
   if (c.lost_samples > 0) {
     const uint64_t total = counts.samples + c.lost_samples;
     char share[32];
-    std::snprintf(share, sizeof share, "%.1f%%", 100.0 * static_cast<double>(c.lost_samples) / static_cast<double>(total));
+    std::snprintf(share, sizeof share, "%.1f%%",
+                  100.0 * static_cast<double>(c.lost_samples) / static_cast<double>(total));
     std::string reasons;
     const std::pair<const char*, uint64_t> by_reason[] = {{"ring_buffer", c.lost.ring_buffer},
-                                                           {"kernel_dropped", c.lost.kernel_dropped},
-                                                           {"backlog_full", c.lost.backlog_full},
-                                                           {"bpf_map_full", c.lost.bpf_map_full}};
+                                                          {"kernel_dropped", c.lost.kernel_dropped},
+                                                          {"backlog_full", c.lost.backlog_full},
+                                                          {"bpf_map_full", c.lost.bpf_map_full}};
     for (const auto& [reason, n] : by_reason) {
       if (n) reasons += std::string(reasons.empty() ? "" : ", ") + reason + " " + std::to_string(n);
     }
     // The remedy depends on where they were lost.
-    const char* remedy = c.lost.ring_buffer ? ": raise {mmap_pages} or lower {frequency}"
+    const char* remedy = c.lost.ring_buffer    ? ": raise {mmap_pages} or lower {frequency}"
                          : c.lost.backlog_full ? ": raise {backlog_mb}"
                                                : "";
-    logger_.warning(std::to_string(c.lost_samples) + " samples (" + share + ") lost (" + reasons + ")" + remedy);
+    logger_.warning(std::to_string(c.lost_samples) + " samples (" + share + ") lost (" + reasons +
+                    ")" + remedy);
   }
   return flushed.ok && !flushed.cut_short;
 }

@@ -49,7 +49,7 @@ struct SessionSettings {
   std::vector<std::string> binary_patterns;
   std::vector<std::string> exclude_patterns;
   std::vector<std::string> debug_dirs;
-  bool unsymbolized = false;          // also write autofdo.unsym per binary
+  bool unsymbolized = false;  // also write autofdo.unsym per binary
   // A live engine's buffers are emptied by a drain thread of the session's (drain_thread.h), so
   // that a flush of many binaries, which outlasts what a ring buffer holds, loses nothing; what
   // it has read waits for the session in a backlog of at most `backlog_bytes`. Without the
@@ -107,11 +107,11 @@ class SessionLogger {
 // A session's numbers: the event it samples, what it took in, lost and could not map.
 struct SessionStatus {
   std::string event;
-  std::string engine;        // what `auto` chose
-  std::string event_choice;  // why this event
+  std::string engine;                  // what `auto` chose
+  std::string event_choice;            // why this event
   std::string branch_hardware_probed;  // empty: nothing probed
   bool by_frequency = true;
-  uint64_t rate = 0;         // Hz, or the period
+  uint64_t rate = 0;  // Hz, or the period
   uint64_t samples = 0;
   std::optional<uint64_t> own_samples;    // system-wide: profcollect's own, left out
   std::optional<uint64_t> branch_stacks;  // events that record them
@@ -171,7 +171,9 @@ class CollectionSession {
   void set_flush_progress(std::function<void()> progress) { flush_progress_ = std::move(progress); }
   // Asked during every flush: true cuts it short as a deadline would (a daemon told to stop
   // while it flushes stops at once and begins its final flush).
-  void set_flush_interrupt(std::function<bool()> interrupt) { flush_interrupt_ = std::move(interrupt); }
+  void set_flush_interrupt(std::function<bool()> interrupt) {
+    flush_interrupt_ = std::move(interrupt);
+  }
 
   // What the session has done so far, typed; status_json() is its JSON (collection.json, a
   // daemon's status request).
@@ -194,7 +196,6 @@ class CollectionSession {
   size_t profiled_images() const { return pipeline_->profiled_slots().size(); }
 
  private:
-
   void report_failure(const std::string& what);
   // The image warnings the pipeline gathered, grouped by kind and said in one short line per
   // kind; the binaries are listed in the summary (collection.json).

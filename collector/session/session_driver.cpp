@@ -43,7 +43,8 @@ void SessionDriver::read_signal() {
   signal_fd_->async_read_some(asio::buffer(&signal_info_, sizeof signal_info_),
                               [this](const boost::system::error_code& ec, size_t n) {
                                 if (ec || stopped_) return;
-                                if (n == sizeof signal_info_ && on_signal_) on_signal_(static_cast<int>(signal_info_.ssi_signo));
+                                if (n == sizeof signal_info_ && on_signal_)
+                                  on_signal_(static_cast<int>(signal_info_.ssi_signo));
                                 if (!stopped_) read_signal();
                               });
 }
@@ -75,7 +76,8 @@ void SessionDriver::unwatch() {
 void SessionDriver::arm_descriptor(size_t index) {
   const uint64_t generation = watch_generation_;
   descriptors_[index]->async_wait(
-      asio::posix::stream_descriptor::wait_read, [this, index, generation](const boost::system::error_code& ec) {
+      asio::posix::stream_descriptor::wait_read,
+      [this, index, generation](const boost::system::error_code& ec) {
         if (ec || stopped_ || generation != watch_generation_) return;
         readable_();
         // A descriptor whose thread exited stays readable (POLLHUP): it is listened to again a

@@ -51,7 +51,9 @@ class SessionDriver {
   TimerId every(Clock::duration interval, std::function<void()> tick);
   // `fire` once at `when` (at once when it has passed).
   TimerId at(Clock::time_point when, std::function<void()> fire);
-  TimerId after(Clock::duration delay, std::function<void()> fire) { return at(Clock::now() + delay, std::move(fire)); }
+  TimerId after(Clock::duration delay, std::function<void()> fire) {
+    return at(Clock::now() + delay, std::move(fire));
+  }
   void cancel(TimerId id);
 
   // Runs the loop until stop() and everything it cancelled has unwound.

@@ -49,7 +49,8 @@ class Operands {
   size_t at_ = 0;
 };
 
-constexpr const char* kFiles[] = {"/usr/bin/a", "/usr/lib/libb.so", "//anon", "[vdso]", "/tmp/perf-9.map"};
+constexpr const char* kFiles[] = {"/usr/bin/a", "/usr/lib/libb.so", "//anon", "[vdso]",
+                                  "/tmp/perf-9.map"};
 
 }  // namespace
 

@@ -47,12 +47,15 @@ void answer(asio::io_context& io, const nlohmann::json& request, ControlServer::
   if (name == "throw") throw std::runtime_error("the handler failed");
   if (name == "kernel") {
     const auto d = request.find("duration");
-    if (d == request.end() || !d->is_number() || !(d->get<double>() >= 1 && d->get<double>() <= 3600)) {
+    if (d == request.end() || !d->is_number() ||
+        !(d->get<double>() >= 1 && d->get<double>() <= 3600)) {
       reply({{"error", "kernel needs \"duration\""}});
       return;
     }
     // Answered later, from the event loop, as a kernel profile is.
-    asio::post(io, [reply, seconds = d->get<double>()] { reply({{"ok", true}, {"seconds", seconds}}); });
+    asio::post(io, [reply, seconds = d->get<double>()] {
+      reply({{"ok", true}, {"seconds", seconds}});
+    });
     return;
   }
   nlohmann::ordered_json j;
@@ -111,9 +114,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (;;) {
     if (sent < size) {
       const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      else if (errno == EPIPE || errno == ECONNRESET) sent = size;  // hung up after a long line
-      else if (errno != EAGAIN) std::abort();
+      if (n > 0)
+        sent += static_cast<size_t>(n);
+      else if (errno == EPIPE || errno == ECONNRESET)
+        sent = size;  // hung up after a long line
+      else if (errno != EAGAIN)
+        std::abort();
     }
     if (sent == size && !shut) {
       ::shutdown(fd, SHUT_WR);
@@ -123,9 +129,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s.io.poll();
     char buffer[65536];
     const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n > 0) received.append(buffer, static_cast<size_t>(n));
-    else if (n == 0 || errno == ECONNRESET) break;  // the server closed the connection
-    else if (errno != EAGAIN) std::abort();
+    if (n > 0)
+      received.append(buffer, static_cast<size_t>(n));
+    else if (n == 0 || errno == ECONNRESET)
+      break;  // the server closed the connection
+    else if (errno != EAGAIN)
+      std::abort();
   }
   ::close(fd);
   s.io.restart();

@@ -37,7 +37,8 @@ constexpr size_t kMaxFunctions = 256;
 void check_segments(const ElfBinary& elf) {
   const ExecSegmentMap map(elf.load_segments());
   for (const LoadSegment& seg : elf.load_segments()) {
-    for (uint64_t offset : {seg.offset, seg.offset + seg.filesz - 1, seg.offset & ~uint64_t{0xfff}}) {
+    for (uint64_t offset :
+         {seg.offset, seg.offset + seg.filesz - 1, seg.offset & ~uint64_t{0xfff}}) {
       if (auto vaddr = map.file_offset_to_vaddr(offset)) map.vaddr_to_file_offset(*vaddr);
     }
   }
@@ -67,7 +68,8 @@ void check_instructions(const ElfBinary& elf) {
   for (const ElfSymbol& s : symbols) {
     if (s.shndx >= elf.sections().size()) continue;
     const ElfSection& section = elf.sections()[s.shndx];
-    if (section.executable() && section.has_file_data() && section.size > 0) starts[s.shndx].push_back(s.value);
+    if (section.executable() && section.has_file_data() && section.size > 0)
+      starts[s.shndx].push_back(s.value);
   }
   std::vector<CodeSection> code;
   std::vector<uint64_t> queries;

@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const std::string written = format_no_lbr_fdata(*parsed);
   const auto again = parse_no_lbr_fdata(written, &error);
-  if (!again || again->events != parsed->events || again->counts != parsed->counts) __builtin_trap();
+  if (!again || again->events != parsed->events || again->counts != parsed->counts)
+    __builtin_trap();
   return 0;
 }

@@ -106,7 +106,8 @@ class ScratchDirectory {
     const std::string p = file(name);
     FILE* f = std::fopen(p.c_str(), "wb");
     if (f == nullptr) std::abort();
-    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) std::abort();
+    if (!bytes.empty() && std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size())
+      std::abort();
     std::fclose(f);
   }
   void clear() const {
@@ -125,7 +126,9 @@ class ScratchDirectory {
              ::access(dir, W_OK) == 0;
     };
     const char* tmpdir = std::getenv("TMPDIR");
-    const char* base = writable_dir(tmpdir) ? tmpdir : writable_dir("/dev/shm") ? "/dev/shm" : "/tmp";
+    const char* base = writable_dir(tmpdir)       ? tmpdir
+                       : writable_dir("/dev/shm") ? "/dev/shm"
+                                                  : "/tmp";
     std::string templ = std::string(base) + "/profcollect-fuzz-XXXXXX";
     if (mkdtemp(templ.data()) == nullptr) std::abort();
     path_ = templ;

@@ -101,7 +101,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 0:
       case 1: {  // the kernel writes records at the head, and publishes them (0) or not yet (1)
         const std::span<const uint8_t> bytes = in.bytes(length);
-        for (size_t i = 0; i < bytes.size(); ++i) fake.data()[(head + i) & (data_size - 1)] = bytes[i];
+        for (size_t i = 0; i < bytes.size(); ++i)
+          fake.data()[(head + i) & (data_size - 1)] = bytes[i];
         head += bytes.size();
         if (op % 4 == 0) __atomic_store_n(&fake.control()->data_head, head, __ATOMIC_RELEASE);
         break;

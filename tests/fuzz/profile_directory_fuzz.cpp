@@ -27,7 +27,8 @@ namespace {
 
 using namespace profcollect;
 
-constexpr const char* kFiles[] = {"meta.json", "bolt.fdata", "bolt.nolbr.fdata", "samples.ip", "samples.branch"};
+constexpr const char* kFiles[] = {"meta.json", "bolt.fdata", "bolt.nolbr.fdata", "samples.ip",
+                                  "samples.branch"};
 
 BinaryIdentity identity() {
   BinaryIdentity id;
@@ -76,7 +77,8 @@ void flush(const std::string& dir, bool branches) {
 
   // What the flush wrote reads back whole, by merge's rules.
   const DirectoryHandle root = DirectoryHandle::open_path(dir, 0700);
-  const std::optional<DirectoryHandle> written = root.open_subdirectory(identity().directory_name());
+  const std::optional<DirectoryHandle> written =
+      root.open_subdirectory(identity().directory_name());
   if (!written) __builtin_trap();
   try {
     const ProfileDirectory read = read_profile_directory(*written, DirectoryStrictness::Merge);

@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr uint64_t kLoadBase = 0x555555554000;  // where the made-up process maps the PIE
-constexpr uint64_t kOutside = 0x7ffff7dd1234;    // a caller in another library
+constexpr uint64_t kOutside = 0x7ffff7dd1234;   // a caller in another library
 
 struct Flow {
   uint64_t loop_entry = 0, loop_call = 0, return_address = 0, back_edge = 0, body = 0;
@@ -50,7 +50,8 @@ struct Disassembly {
 };
 
 Disassembly disassemble(const fs::path& binary) {
-  const std::vector<std::string> argv = {"llvm-objdump-19", "-d", "--no-show-raw-insn", binary.string()};
+  const std::vector<std::string> argv = {"llvm-objdump-19", "-d", "--no-show-raw-insn",
+                                         binary.string()};
   const CommandResult run = run_command(argv);
   EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
   Disassembly result;
@@ -92,7 +93,8 @@ Flow read_flow(const Disassembly& d) {
     if (ins.mnemonic.starts_with("ret")) flow.leaf_ret = ins.address;
   }
   for (const auto& ins : d.functions.at("main")) {
-    if (ins.mnemonic.starts_with("call") && ins.operands.find("<loop>") != std::string::npos) flow.main_call = ins.address;
+    if (ins.mnemonic.starts_with("call") && ins.operands.find("<loop>") != std::string::npos)
+      flow.main_call = ins.address;
   }
   return flow;
 }
@@ -104,7 +106,8 @@ std::string hex(uint64_t v) {
 }
 
 std::string entry(uint64_t from, uint64_t to, bool from_binary = true) {
-  return "0x" + hex(from_binary ? kLoadBase + from : from) + "/0x" + hex(kLoadBase + to) + "/P/-/-/0 ";
+  return "0x" + hex(from_binary ? kLoadBase + from : from) + "/0x" + hex(kLoadBase + to) +
+         "/P/-/-/0 ";
 }
 
 // One sample: its IP and branch entries, newest first.
@@ -124,10 +127,11 @@ std::string make_perf_script(const fs::path& binary, const std::vector<ScriptSam
   if (text == nullptr) return "";
   const uint64_t page = text->vaddr & ~uint64_t{0xfff};
   const uint64_t length = ((text->vaddr + text->memsz + 0xfff) & ~uint64_t{0xfff}) - page;
-  std::string out = "PERF_RECORD_MMAP2 4242/4242: [0x" + hex(kLoadBase + page) + "(0x" + hex(length) +
-                    ") @ 0x" + hex(text->offset & ~uint64_t{0xfff}) + " fe:00 1234 0]: r-xp " +
-                    binary.string() + "\n";
-  for (const ScriptSample& sample : samples) out += "    " + hex(kLoadBase + sample.ip) + " " + sample.entries + "\n";
+  std::string out = "PERF_RECORD_MMAP2 4242/4242: [0x" + hex(kLoadBase + page) + "(0x" +
+                    hex(length) + ") @ 0x" + hex(text->offset & ~uint64_t{0xfff}) +
+                    " fe:00 1234 0]: r-xp " + binary.string() + "\n";
+  for (const ScriptSample& sample : samples)
+    out += "    " + hex(kLoadBase + sample.ip) + " " + sample.entries + "\n";
   return out;
 }
 
@@ -149,7 +153,8 @@ std::vector<ScriptSample> branchy_samples(const Flow& f) {
 
 // Samples spinning in every loop of the functions named: each loop's back edge taken over and
 // over, so the ranges cover the loops' bodies (vectorized and unrolled ones included).
-std::vector<ScriptSample> loop_samples(const Disassembly& d, const std::vector<std::string>& functions) {
+std::vector<ScriptSample> loop_samples(const Disassembly& d,
+                                       const std::vector<std::string>& functions) {
   std::vector<ScriptSample> samples;
   for (const std::string& name : functions) {
     const uint64_t start = d.starts.at(name);
@@ -187,7 +192,8 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
     ASSERT_NE(flow_.back_edge, 0u);
     ASSERT_NE(flow_.leaf_ret, 0u);
     ASSERT_NE(flow_.main_call, 0u);
-    ASSERT_LT(flow_.body, flow_.loop_call) << "the call must lie between the back edge's target and the back edge";
+    ASSERT_LT(flow_.body, flow_.loop_call)
+        << "the call must lie between the back edge's target and the back edge";
     ASSERT_LT(flow_.loop_call, flow_.back_edge);
     script_ = dir_ / "branches.perfscript";
     write_file(script_, make_perf_script(binary_, branchy_samples(flow_)));
@@ -197,8 +203,9 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
   RangeProfile our_ranges(const AutofdoBinary& binary, size_t expected_samples = 8) {
     std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary_.string());
     std::unique_ptr<PerfScriptReader> reader = PerfScriptReader::open(script_.string());
-    TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_.string(), elf->build_id()}), false,
-                          [](std::string_view) -> const BuildId* { return nullptr; });
+    TargetImageSelector selector(
+        std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_.string(), elf->build_id()}),
+        false, [](std::string_view) -> const BuildId* { return nullptr; });
     ProcessTable processes;
     ImageResolver resolver(selector);
     BranchStackCounter counter(binary.instructions());
@@ -225,9 +232,10 @@ class AutofdoBranchTest : public AutofdoFixtureTest {
   }
 
   std::string reference() {
-    return normalize_profile(run_llvm_profgen({"--perfscript=" + script_.string(), "--binary=" + binary_.string()},
-                                              dir_.path()),
-                             dir_.path());
+    return normalize_profile(
+        run_llvm_profgen({"--perfscript=" + script_.string(), "--binary=" + binary_.string()},
+                         dir_.path()),
+        dir_.path());
   }
 
   std::unique_ptr<AutofdoBinary> open_binary() {
@@ -250,7 +258,8 @@ class AutofdoLoopBranchTest : public AutofdoBranchTest {
     if (IsSkipped() || HasFatalFailure()) return;
     if (!have_executable("llvm-objdump-19")) GTEST_SKIP() << "llvm-objdump-19 is not installed";
     binary_ = fixture("vec");
-    samples_ = loop_samples(disassemble(binary_), {"_Z5saxpyfPKfPfi", "_Z3dotPKfS0_i", "_Z9histogramPKfi"});
+    samples_ = loop_samples(disassemble(binary_),
+                            {"_Z5saxpyfPKfPfi", "_Z3dotPKfS0_i", "_Z9histogramPKfi"});
     ASSERT_GE(samples_.size(), 15u) << "expected several loops";
     script_ = dir_ / "loops.perfscript";
     write_file(script_, make_perf_script(binary_, samples_));
@@ -266,7 +275,8 @@ TEST_F(AutofdoLoopBranchTest, ProfileEqualsLlvmProfgen) {
   for (const auto& [range, count] : ranges.ranges) {
     binary->instructions().for_each(range.first, range.second, [&](const Instruction& i) {
       const InlineStack& frames = binary->dwarf().symbolize(i.address);
-      if (!frames.empty() && duplication_factor(frames.back().discriminator, binary->discriminator_encoding()) > 1) {
+      if (!frames.empty() &&
+          duplication_factor(frames.back().discriminator, binary->discriminator_encoding()) > 1) {
         duplicated = true;
       }
     });
@@ -288,7 +298,8 @@ TEST_F(AutofdoBranchTest, ProfileEqualsLlvmProfgen) {
 
 TEST_F(AutofdoBranchTest, UnsymbolizedProfileEqualsLlvmProfgenSkipSymbolization) {
   std::unique_ptr<AutofdoBinary> binary = open_binary();
-  const std::string ours = write_unsymbolized_profile(our_ranges(*binary), binary->preferred_base());
+  const std::string ours =
+      write_unsymbolized_profile(our_ranges(*binary), binary->preferred_base());
   const fs::path theirs = dir_ / "theirs.unsym";
   const std::vector<std::string> argv = {"llvm-profgen-19", "--perfscript=" + script_.string(),
                                          "--binary=" + binary_.string(), "--skip-symbolization",
@@ -301,9 +312,11 @@ TEST_F(AutofdoBranchTest, UnsymbolizedProfileEqualsLlvmProfgenSkipSymbolization)
 TEST_F(AutofdoBranchTest, UnsymbolizedProfileReadBackGivesTheSameProfile) {
   std::unique_ptr<AutofdoBinary> binary = open_binary();
   const fs::path unsymbolized = dir_ / "ours.unsym";
-  write_file(unsymbolized, write_unsymbolized_profile(our_ranges(*binary), binary->preferred_base()));
+  write_file(unsymbolized,
+             write_unsymbolized_profile(our_ranges(*binary), binary->preferred_base()));
   const std::string round_trip = run_llvm_profgen(
-      {"--unsymbolized-profile=" + unsymbolized.string(), "--binary=" + binary_.string()}, dir_.path());
+      {"--unsymbolized-profile=" + unsymbolized.string(), "--binary=" + binary_.string()},
+      dir_.path());
   EXPECT_EQ("", profile_difference(normalize_profile(round_trip, dir_.path()), reference()));
 }
 

@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 struct HotFunctionAnnotations {
   bool defined = false;
-  long long entry_count = 0;    // 0 when there is none
+  long long entry_count = 0;         // 0 when there is none
   bool loop_branch_weights = false;  // a loop latch branch with !prof branch_weights
 };
 
@@ -72,7 +72,8 @@ class AutofdoClangAcceptsTest : public AutofdoFixtureTest {
     options.debug_dirs.clear();
     std::unique_ptr<AutofdoBinary> binary =
         AutofdoBinary::open(ElfBinary::open(fixture("hot_dwarf5").string()), options);
-    return write_autofdo_from_ips(read_ip_profile(fixture("hot_dwarf5.data"), fixture("hot_dwarf5")), *binary);
+    return write_autofdo_from_ips(
+        read_ip_profile(fixture("hot_dwarf5.data"), fixture("hot_dwarf5")), *binary);
   }
 
   // clang++-19 on the fixture's source with the profile, as IR.
@@ -80,8 +81,15 @@ class AutofdoClangAcceptsTest : public AutofdoFixtureTest {
     const fs::path file = dir_ / ("profile." + std::to_string(++compiles_) + ".prof");
     write_file(file, profile);
     const std::vector<std::string> argv = {
-        "clang++-19", "-O2", "-gline-tables-only", "-fdebug-info-for-profiling",
-        "-fprofile-sample-use=" + file.string(), "-S", "-emit-llvm", "-o", "-",
+        "clang++-19",
+        "-O2",
+        "-gline-tables-only",
+        "-fdebug-info-for-profiling",
+        "-fprofile-sample-use=" + file.string(),
+        "-S",
+        "-emit-llvm",
+        "-o",
+        "-",
         (source_dir() / "tests" / "fixtures" / "autofdo_src" / "hot_main.cpp").string()};
     const CommandResult run = run_command(argv);
     EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
@@ -95,8 +103,8 @@ class AutofdoClangAcceptsTest : public AutofdoFixtureTest {
 TEST_F(AutofdoClangAcceptsTest, LlvmProfdataConvertsItToExtbinary) {
   const fs::path text = dir_ / "ours.prof", binary = dir_ / "ours.extbinary";
   write_file(text, our_profile());
-  const std::vector<std::string> argv = {"llvm-profdata-19", "merge", "--sample", "--extbinary", text.string(),
-                                         "-o", binary.string()};
+  const std::vector<std::string> argv = {"llvm-profdata-19", "merge", "--sample",     "--extbinary",
+                                         text.string(),      "-o",    binary.string()};
   const CommandResult run = run_command(argv);
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
   const std::vector<std::string> show = {"llvm-profdata-19", "show", "--sample", binary.string()};
@@ -113,7 +121,8 @@ TEST_F(AutofdoClangAcceptsTest, ClangAnnotatesTheHotFunctionAndItsLoop) {
 }
 
 TEST_F(AutofdoClangAcceptsTest, AProfileOfNoRealFunctionAnnotatesNothing) {
-  const HotFunctionAnnotations hot = annotations_of_hot(compile_with("no_such_function:5000:10\n 1: 5000\n"));
+  const HotFunctionAnnotations hot =
+      annotations_of_hot(compile_with("no_such_function:5000:10\n 1: 5000\n"));
   ASSERT_TRUE(hot.defined);
   EXPECT_LT(hot.entry_count, 1);
   EXPECT_FALSE(hot.loop_branch_weights);

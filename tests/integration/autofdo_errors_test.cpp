@@ -34,8 +34,8 @@ TEST_F(AutofdoErrorsTest, NoDebugInfoNamesTheBuildIdAndThePlacesSearched) {
   EXPECT_EQ(e.kind(), DebugInfoError::Kind::NoDebugInfo);
   const std::string message = e.what();
   EXPECT_NE(message.find(build_id), std::string::npos) << message;
-  const std::string searched =
-      fixture("debug").string() + "/.build-id/" + build_id.substr(0, 2) + "/" + build_id.substr(2) + ".debug";
+  const std::string searched = fixture("debug").string() + "/.build-id/" + build_id.substr(0, 2) +
+                               "/" + build_id.substr(2) + ".debug";
   EXPECT_NE(message.find(searched), std::string::npos) << message;
   EXPECT_NE(message.find("-g"), std::string::npos) << message;
   EXPECT_NE(message.find("--debug-dir"), std::string::npos) << message;
@@ -51,7 +51,8 @@ TEST_F(AutofdoErrorsTest, SplitDwarfWithoutDwoFilesNamesThem) {
   const DebugInfoError e = open_error("nodwo/hot_nodwo", "");
   EXPECT_EQ(e.kind(), DebugInfoError::Kind::MissingSplitDwarf);
   const std::string message = e.what();
-  EXPECT_NE(message.find(fixture("nodwo").string() + "/hot_main.dwo"), std::string::npos) << message;
+  EXPECT_NE(message.find(fixture("nodwo").string() + "/hot_main.dwo"), std::string::npos)
+      << message;
   EXPECT_NE(message.find("-gsplit-dwarf"), std::string::npos) << message;
 }
 

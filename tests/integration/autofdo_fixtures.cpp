@@ -17,7 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 
 FixtureSet& autofdo_set() {
-  static FixtureSet set({.name = "autofdo", .script = "make_autofdo_fixtures.sh", .source_folder = "autofdo_src"});
+  static FixtureSet set(
+      {.name = "autofdo", .script = "make_autofdo_fixtures.sh", .source_folder = "autofdo_src"});
   return set;
 }
 [[maybe_unused]] const bool autofdo_set_registered = register_fixture_set(&autofdo_set);
@@ -39,20 +40,22 @@ IpProfile read_ip_profile(const fs::path& perf_data, const fs::path& binary) {
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary.string());
   std::unique_ptr<RecordSource> source = open_perf_data(perf_data.string());
   const RecordSource& recording = *source;
-  TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary.string(), elf->build_id()}), false,
-                        [&recording](std::string_view path) -> const BuildId* {
-                          for (const auto& entry : recording.session().build_ids) {
-                            if (entry.filename == path) return &entry.build_id;
-                          }
-                          return nullptr;
-                        });
+  TargetImageSelector selector(
+      std::make_shared<LoadedImage>(elf, BinaryIdentity{binary.string(), elf->build_id()}), false,
+      [&recording](std::string_view path) -> const BuildId* {
+        for (const auto& entry : recording.session().build_ids) {
+          if (entry.filename == path) return &entry.build_id;
+        }
+        return nullptr;
+      });
   ProcessTable processes;
   ImageResolver resolver(selector);
   IpProfile profile;
   Record record;
   while (source->next(record)) {
     if (const auto* sample = std::get_if<SampleRecord>(&record)) {
-      const ResolvedAddress resolved = resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
+      const ResolvedAddress resolved =
+          resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
       if (resolved.outcome == SampleOutcome::Mapped) profile.add(resolved.vaddr);
     } else {
       processes.update(record);
@@ -62,8 +65,8 @@ IpProfile read_ip_profile(const fs::path& perf_data, const fs::path& binary) {
 }
 
 std::string ip_perf_script(const fs::path& perf_data) {
-  const std::vector<std::string> argv = {"perf", "script", "-i", perf_data.string(), "-F", "ip,brstack",
-                                         "--show-mmap-events"};
+  const std::vector<std::string> argv = {
+      "perf", "script", "-i", perf_data.string(), "-F", "ip,brstack", "--show-mmap-events"};
   const CommandResult run = run_command(argv);
   EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
   // The awk of oracles.md: a line with only an IP gets " 0x0/0x0/P/-/-/0".
@@ -98,11 +101,16 @@ std::string normalize_profile(const std::string& profile_text, const fs::path& d
   static int counter = 0;
   const std::string stem = "normalize." + std::to_string(++counter);
   write_file(dir / (stem + ".in"), profile_text);
-  const std::vector<std::string> argv = {"llvm-profdata-19", "merge", "--sample", "--text",
-                                         (dir / (stem + ".in")).string(), "-o",
+  const std::vector<std::string> argv = {"llvm-profdata-19",
+                                         "merge",
+                                         "--sample",
+                                         "--text",
+                                         (dir / (stem + ".in")).string(),
+                                         "-o",
                                          (dir / (stem + ".out")).string()};
   const CommandResult run = run_command(argv);
-  EXPECT_EQ(run.exit_code, 0) << run.describe(argv) << "\nprofile:\n" << profile_text.substr(0, 2000);
+  EXPECT_EQ(run.exit_code, 0) << run.describe(argv) << "\nprofile:\n"
+                              << profile_text.substr(0, 2000);
   if (run.exit_code != 0) return "<llvm-profdata rejected the profile>";
   return read_file(dir / (stem + ".out"));
 }
@@ -113,7 +121,8 @@ std::string profile_difference(const std::string& ours, const std::string& refer
   size_t i = 0;
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   std::string message = "profiles differ from line " + std::to_string(i + 1) + " (ours " +
-                        std::to_string(a.size()) + " lines, llvm-profgen " + std::to_string(b.size()) + ")\n";
+                        std::to_string(a.size()) + " lines, llvm-profgen " +
+                        std::to_string(b.size()) + ")\n";
   for (size_t k = i; k < i + 8; ++k) {
     message += "  ours: " + (k < a.size() ? a[k] : std::string("<end>")) + "\n";
     message += "  ref:  " + (k < b.size() ? b[k] : std::string("<end>")) + "\n";

@@ -26,7 +26,8 @@ class AutofdoFixtureTest : public ::testing::Test {
 
 // The samples of `binary` in `perf_data`, per ELF address, read with our perf.data reader,
 // process table and resolver (as `profcollect convert` reads them).
-IpProfile read_ip_profile(const std::filesystem::path& perf_data, const std::filesystem::path& binary);
+IpProfile read_ip_profile(const std::filesystem::path& perf_data,
+                          const std::filesystem::path& binary);
 
 // `perf script -F ip,brstack --show-mmap-events` of the recording with a dummy branch entry
 // after every bare IP: the input llvm-profgen needs for IP samples (oracles.md).
@@ -34,7 +35,8 @@ std::string ip_perf_script(const std::filesystem::path& perf_data);
 
 // Runs llvm-profgen-19 with the arguments (plus --format=text -o OUT) and returns the profile;
 // a failed run fails the test (the message holds its stderr) and returns "".
-std::string run_llvm_profgen(const std::vector<std::string>& arguments, const std::filesystem::path& dir);
+std::string run_llvm_profgen(const std::vector<std::string>& arguments,
+                             const std::filesystem::path& dir);
 
 // The profile as `llvm-profdata-19 merge --sample --text` rewrites it (the oracles' "equal").
 std::string normalize_profile(const std::string& profile_text, const std::filesystem::path& dir);

@@ -29,10 +29,10 @@ namespace {
 namespace fs = std::filesystem;
 
 struct Variant {
-  std::string name;       // test name
-  std::string recording;  // <recording>.data
-  std::string recorded;   // the binary that ran
-  std::string judged;     // the binary llvm-profgen reads
+  std::string name;                     // test name
+  std::string recording;                // <recording>.data
+  std::string recorded;                 // the binary that ran
+  std::string judged;                   // the binary llvm-profgen reads
   std::vector<std::string> debug_dirs;  // fixture directories searched for debug files
   std::string hot_function;             // the profile's hottest function, in the judge's output
 };
@@ -59,7 +59,8 @@ class AutofdoIpTest : public AutofdoFixtureTest, public ::testing::WithParamInte
   std::unique_ptr<AutofdoBinary> open_binary() const {
     AutofdoBinaryOptions options;
     options.debug_dirs.clear();
-    for (const std::string& dir : GetParam().debug_dirs) options.debug_dirs.push_back(fixture(dir).string());
+    for (const std::string& dir : GetParam().debug_dirs)
+      options.debug_dirs.push_back(fixture(dir).string());
     return AutofdoBinary::open(ElfBinary::open(fixture(GetParam().recorded).string()), options);
   }
 
@@ -71,9 +72,10 @@ class AutofdoIpTest : public AutofdoFixtureTest, public ::testing::WithParamInte
   std::string reference() {
     const fs::path script = dir_ / "ip.perfscript";
     write_file(script, ip_perf_script(fixture(GetParam().recording + ".data")));
-    const std::string profile = run_llvm_profgen(
-        {"--perfscript=" + script.string(), "--binary=" + fixture(GetParam().judged).string(), "--leading-ip-only"},
-        dir_.path());
+    const std::string profile =
+        run_llvm_profgen({"--perfscript=" + script.string(),
+                          "--binary=" + fixture(GetParam().judged).string(), "--leading-ip-only"},
+                         dir_.path());
     return normalize_profile(profile, dir_.path());
   }
 
@@ -94,7 +96,8 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
   // one). Not necessarily first: in `vec` a static initializer whose inlined code is the hot
   // loop's can total one sample more.
   const std::string head = GetParam().hot_function + ":";
-  ASSERT_TRUE(expected.starts_with(head) || expected.find("\n" + head) != std::string::npos) << expected;
+  ASSERT_TRUE(expected.starts_with(head) || expected.find("\n" + head) != std::string::npos)
+      << expected;
   EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), expected));
 
   // A long run drops what rendering decoded after each flush: nothing may stay decoded, and the
@@ -106,7 +109,9 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
   EXPECT_EQ(binary->dwarf().cached_addresses(), 0u);
   EXPECT_EQ(binary->dwarf().decoded_units(), 0u);
   EXPECT_EQ(binary->instructions().decoded_spans(), 0u);
-  EXPECT_EQ("", profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()), expected));
+  EXPECT_EQ("",
+            profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()),
+                               expected));
 }
 
 TEST_P(AutofdoIpTest, UnsymbolizedProfileReadBackByLlvmProfgenGivesTheSameProfile) {
@@ -114,11 +119,12 @@ TEST_P(AutofdoIpTest, UnsymbolizedProfileReadBackByLlvmProfgenGivesTheSameProfil
   ASSERT_FALSE(ips.empty());
   std::unique_ptr<AutofdoBinary> binary = open_binary();
   const fs::path unsymbolized = dir_ / "ours.unsym";
-  write_file(unsymbolized, write_unsymbolized_profile(ranges_from_ips(ips), binary->preferred_base()));
-  const std::string round_trip = run_llvm_profgen(
-      {"--unsymbolized-profile=" + unsymbolized.string(), "--binary=" + fixture(GetParam().judged).string(),
-       "--leading-ip-only"},
-      dir_.path());
+  write_file(unsymbolized,
+             write_unsymbolized_profile(ranges_from_ips(ips), binary->preferred_base()));
+  const std::string round_trip =
+      run_llvm_profgen({"--unsymbolized-profile=" + unsymbolized.string(),
+                        "--binary=" + fixture(GetParam().judged).string(), "--leading-ip-only"},
+                       dir_.path());
   EXPECT_EQ("", profile_difference(normalize_profile(round_trip, dir_.path()), reference()));
 }
 
@@ -136,13 +142,14 @@ TEST_F(AutofdoFixtureClaims, HotInlinesATemplateThreeLevelsDeep) {
   const fs::path script = dir_ / "ip.perfscript";
   write_file(script, ip_perf_script(fixture("hot_dwarf5.data")));
   const std::string profile = normalize_profile(
-      run_llvm_profgen({"--perfscript=" + script.string(), "--binary=" + fixture("hot_dwarf5").string(),
-                        "--leading-ip-only"},
+      run_llvm_profgen({"--perfscript=" + script.string(),
+                        "--binary=" + fixture("hot_dwarf5").string(), "--leading-ip-only"},
                        dir_.path()),
       dir_.path());
   bool depth3_template = false;
   for (const std::string& line : split_lines(profile)) {
-    if (line.starts_with("   ") && line.find(": _ZNK5MixerIdE3mixEdd:") != std::string::npos) depth3_template = true;
+    if (line.starts_with("   ") && line.find(": _ZNK5MixerIdE3mixEdd:") != std::string::npos)
+      depth3_template = true;
   }
   EXPECT_TRUE(depth3_template) << profile;
 }
@@ -151,11 +158,13 @@ TEST_F(AutofdoFixtureClaims, VecSamplesSitMostlyOnDuplicatedCode) {
   const IpProfile ips = read_ip_profile(fixture("vec.data"), fixture("vec"));
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
-  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("vec").string()), options);
+  std::unique_ptr<AutofdoBinary> binary =
+      AutofdoBinary::open(ElfBinary::open(fixture("vec").string()), options);
   uint64_t duplicated = 0;
   for (const auto& [address, count] : ips.counts()) {
     const InlineStack& frames = binary->dwarf().symbolize(address);
-    if (!frames.empty() && duplication_factor(frames.back().discriminator, binary->discriminator_encoding()) > 1) {
+    if (!frames.empty() &&
+        duplication_factor(frames.back().discriminator, binary->discriminator_encoding()) > 1) {
       duplicated += count;
     }
   }
@@ -198,20 +207,30 @@ std::vector<uint64_t> wide_discriminator_addresses(const fs::path& binary) {
 TEST_F(AutofdoFixtureClaims, ARenderAskedToStopStopsWithinAStrideOfInstructions) {
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
-  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("vec").string()), options);
+  std::unique_ptr<AutofdoBinary> binary =
+      AutofdoBinary::open(ElfBinary::open(fixture("vec").string()), options);
   // A sample on every instruction of the program: thousands to symbolize.
   IpProfile ips;
-  binary->instructions().for_each(0, UINT64_MAX, [&](const Instruction& i) { ips.add(i.address, 1); });
+  binary->instructions().for_each(0, UINT64_MAX,
+                                  [&](const Instruction& i) { ips.add(i.address, 1); });
   AutofdoStats stats;
   const std::string plain = write_autofdo_from_ips(ips, *binary, &stats);
   constexpr unsigned kStride = 16;
   ASSERT_GE(stats.instructions, 4 * kStride) << "too few instructions to see the checks";
   uint64_t asked = 0;
-  const RenderStop never{[&] { ++asked; return false; }, kStride};
+  const RenderStop never{[&] {
+                           ++asked;
+                           return false;
+                         },
+                         kStride};
   EXPECT_EQ(write_autofdo_from_ips(ips, *binary, nullptr, &never), plain);
   EXPECT_EQ(asked, stats.instructions / kStride);
   asked = 0;
-  const RenderStop at_once{[&] { ++asked; return true; }, kStride};
+  const RenderStop at_once{[&] {
+                             ++asked;
+                             return true;
+                           },
+                           kStride};
   EXPECT_THROW(write_autofdo_from_ips(ips, *binary, nullptr, &at_once), RenderStopped);
   EXPECT_EQ(asked, 1u);
 }
@@ -220,7 +239,8 @@ TEST_F(AutofdoFixtureClaims, FlowSensitiveBinaryHasDiscriminatorsLibdwRejects) {
   if (!have_executable("llvm-dwarfdump-19")) GTEST_SKIP() << "llvm-dwarfdump-19 is not installed";
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
-  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
+  std::unique_ptr<AutofdoBinary> binary =
+      AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
   EXPECT_EQ(binary->discriminator_encoding(), DiscriminatorEncoding::FlowSensitive);
   const std::map<uint64_t, uint64_t> rows = dwarfdump_discriminators(fixture("hot_fs"));
   size_t wide = 0;
@@ -240,22 +260,26 @@ TEST_F(AutofdoFixtureClaims, SamplesOnEveryWideDiscriminatorGiveLlvmProfgensProf
   if (!have_executable("llvm-dwarfdump-19")) GTEST_SKIP() << "llvm-dwarfdump-19 is not installed";
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
-  std::unique_ptr<AutofdoBinary> binary = AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
+  std::unique_ptr<AutofdoBinary> binary =
+      AutofdoBinary::open(ElfBinary::open(fixture("hot_fs").string()), options);
   IpProfile ips;
   uint64_t count = 100;
-  for (const uint64_t address : wide_discriminator_addresses(fixture("hot_fs"))) ips.add(address, count++);
+  for (const uint64_t address : wide_discriminator_addresses(fixture("hot_fs")))
+    ips.add(address, count++);
   ASSERT_FALSE(ips.empty()) << "llvm-dwarfdump-19 finds no discriminator above 24 bits in hot_fs";
   AutofdoStats stats;
   const std::string ours = write_autofdo_from_ips(ips, *binary, &stats);
   EXPECT_EQ(stats.samples_not_code, 0u) << "llvm-dwarfdump's rows are not our instructions";
   const fs::path unsymbolized = dir_ / "wide.unsym";
-  write_file(unsymbolized, write_unsymbolized_profile(ranges_from_ips(ips), binary->preferred_base()));
-  const std::string theirs = run_llvm_profgen(
-      {"--unsymbolized-profile=" + unsymbolized.string(), "--binary=" + fixture("hot_fs").string(),
-       "--leading-ip-only"},
-      dir_.path());
+  write_file(unsymbolized,
+             write_unsymbolized_profile(ranges_from_ips(ips), binary->preferred_base()));
+  const std::string theirs =
+      run_llvm_profgen({"--unsymbolized-profile=" + unsymbolized.string(),
+                        "--binary=" + fixture("hot_fs").string(), "--leading-ip-only"},
+                       dir_.path());
   ASSERT_FALSE(theirs.empty());
-  EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), normalize_profile(theirs, dir_.path())));
+  EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()),
+                                   normalize_profile(theirs, dir_.path())));
 }
 
 TEST_F(AutofdoFixtureClaims, DebuglinkBinaryFindsItsDebugFileByDebuglink) {
@@ -288,15 +312,17 @@ TEST_F(AutofdoFixtureClaims, PerfScriptReaderGivesTheSamplesOfThePerfData) {
 
   std::shared_ptr<const ElfBinary> elf = ElfBinary::open(binary_path.string());
   std::unique_ptr<PerfScriptReader> reader = PerfScriptReader::open(script.string());
-  TargetImageSelector selector(std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_path.string(), elf->build_id()}), false,
-                        [](std::string_view) -> const BuildId* { return nullptr; });
+  TargetImageSelector selector(
+      std::make_shared<LoadedImage>(elf, BinaryIdentity{binary_path.string(), elf->build_id()}),
+      false, [](std::string_view) -> const BuildId* { return nullptr; });
   ProcessTable processes;
   ImageResolver resolver(selector);
   IpProfile from_script;
   Record record;
   while (reader->next(record)) {
     if (const auto* sample = std::get_if<SampleRecord>(&record)) {
-      const ResolvedAddress resolved = resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
+      const ResolvedAddress resolved =
+          resolver.resolve(processes, sample->pid, sample->ip, sample->cpumode);
       if (resolved.outcome == SampleOutcome::Mapped) from_script.add(resolved.vaddr);
     } else {
       processes.update(record);

@@ -37,7 +37,8 @@ ClockEvents::ClockEvents(uint64_t period_ns, pid_t pid) : period_ns_(period_ns) 
   attr.sample_type = PERF_SAMPLE_IP;
   attr.disabled = 1;
   for (int cpu : online_cpus()) {
-    const int fd = static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
+    const int fd =
+        static_cast<int>(::syscall(SYS_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC));
     if (fd < 0) {
       const int error = errno;
       for (int open : fds_) ::close(open);
@@ -63,7 +64,8 @@ uint64_t ClockEvents::periods_elapsed() const {
   uint64_t periods = 0;
   for (int fd : fds_) {
     uint64_t count = 0;
-    if (::read(fd, &count, sizeof(count)) != sizeof(count)) throw std::runtime_error("read of a perf event");
+    if (::read(fd, &count, sizeof(count)) != sizeof(count))
+      throw std::runtime_error("read of a perf event");
     periods += count / period_ns_;
   }
   return periods;
@@ -82,7 +84,8 @@ void write_slide(unsigned char* code, size_t instructions) {
 #elif defined(__aarch64__)
   const uint32_t nop = 0xd503201f;
   for (size_t i = 0; i < instructions; ++i) std::memcpy(code + 4 * i, &nop, 4);
-  const uint32_t branch = 0x14000000 | (static_cast<uint32_t>(-static_cast<int32_t>(instructions)) & 0x3ffffff);
+  const uint32_t branch =
+      0x14000000 | (static_cast<uint32_t>(-static_cast<int32_t>(instructions)) & 0x3ffffff);
   std::memcpy(code + 4 * instructions, &branch, 4);
 #else
 #error "no no-op slide for this architecture"
@@ -92,10 +95,11 @@ void write_slide(unsigned char* code, size_t instructions) {
 // Jumps into the slide. clang's -fsanitize=function (part of UBSan) checks an indirect call by
 // reading a type signature in the 8 bytes before the callee; the slide starts a fresh page, so
 // that read would fault: the slide has no signature to check.
+[[noreturn]]
 #if defined(__clang__)
 __attribute__((no_sanitize("function")))
 #endif
-[[noreturn]] void enter_slide(void* code) {
+void enter_slide(void* code) {
   reinterpret_cast<void (*)()>(code)();
   __builtin_unreachable();
 }

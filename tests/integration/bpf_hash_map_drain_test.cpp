@@ -33,11 +33,11 @@ TEST_P(BpfHashMapDrain, PassesEveryEntryOnceAndLeavesTheMapEmpty) {
   std::vector<uint64_t> values(1);
   std::map<std::pair<uint32_t, uint64_t>, uint64_t> read;
   size_t emitted = 0;
-  const int err = drain_hash_map(fd, GetParam(), keys, values,
-                                 [&](const profcollect_ip_key& k, uint64_t v) {
-                                   ++emitted;
-                                   read[{k.tgid, k.ip}] = v;
-                                 });
+  const int err =
+      drain_hash_map(fd, GetParam(), keys, values, [&](const profcollect_ip_key& k, uint64_t v) {
+        ++emitted;
+        read[{k.tgid, k.ip}] = v;
+      });
   ASSERT_EQ(err, 0);
   EXPECT_EQ(emitted, kEntries);  // no entry twice
   EXPECT_EQ(read, written);

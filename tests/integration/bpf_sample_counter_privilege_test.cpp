@@ -120,7 +120,8 @@ TEST(BpfSampleCounterPrivilege, RootWithoutBpfPerfmonAndSysAdminIsToldWhichCapab
 TEST(BpfSampleCounterPrivilege, LoadsAndCountsWithoutTheKernelsBtf) {
   if (auto reason = sample_counter_unavailable()) GTEST_SKIP() << *reason;
   const ChildResult r = in_child([](std::string& text) {
-    if (::unshare(CLONE_NEWNS) != 0 || ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+    if (::unshare(CLONE_NEWNS) != 0 ||
+        ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
         ::mount("tmpfs", "/sys/kernel/btf", "tmpfs", 0, nullptr) != 0) {
       text = std::string("could not hide /sys/kernel/btf: ") + std::strerror(errno);
       return 3;

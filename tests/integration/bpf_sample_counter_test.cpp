@@ -21,8 +21,8 @@ using namespace std::chrono_literals;
 
 constexpr uint64_t kPeriodNs = 250000;  // 4 kHz of CPU time on each CPU
 
-#define SKIP_UNLESS_SAMPLE_COUNTER_LOADS()                                    \
-  do {                                                                        \
+#define SKIP_UNLESS_SAMPLE_COUNTER_LOADS()                                   \
+  do {                                                                       \
     if (auto reason = sample_counter_unavailable()) GTEST_SKIP() << *reason; \
   } while (0)
 
@@ -30,18 +30,18 @@ constexpr uint64_t kPeriodNs = 250000;  // 4 kHz of CPU time on each CPU
 struct Collected {
   uint64_t drained = 0;
   uint64_t drains = 0;
-  size_t largest_drain = 0;  // entries
-  uint64_t entries = 0;      // drained keys, summed over the drains
+  size_t largest_drain = 0;                              // entries
+  uint64_t entries = 0;                                  // drained keys, summed over the drains
   std::chrono::nanoseconds flip_time{}, longest_flip{};  // flip() alone
-  size_t allocations = 0;    // made by flip() and drain_idle()
+  size_t allocations = 0;                                // made by flip() and drain_idle()
   std::map<uint32_t, uint64_t> by_tgid;
   DrainedCounts last;
 };
 
 // Enables the events, flips and drains every 10 ms for `duration`, disables them, and drains
 // both generations so that nothing is left in the maps. `counts` holds room for a whole map.
-Collected flip_and_drain(SampleCounter& counter, ClockEvents& events, std::chrono::milliseconds duration,
-                         size_t ip_entries) {
+Collected flip_and_drain(SampleCounter& counter, ClockEvents& events,
+                         std::chrono::milliseconds duration, size_t ip_entries) {
   Collected out;
   DrainedCounts counts;
   counts.ips.reserve(ip_entries);
@@ -53,7 +53,8 @@ Collected flip_and_drain(SampleCounter& counter, ClockEvents& events, std::chron
     counter.flip();
     const auto took = std::chrono::steady_clock::now() - start;
     out.flip_time += took;
-    out.longest_flip = std::max(out.longest_flip, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+    out.longest_flip =
+        std::max(out.longest_flip, std::chrono::duration_cast<std::chrono::nanoseconds>(took));
     counter.drain_idle(counts);
     allocations.pause();
     ++out.drains;
@@ -92,7 +93,7 @@ TEST(BpfSampleCounter, EveryRunIsDrainedOnceOrCountedAcrossManyFlips) {
   const SampleCounter::RunStats runs = counter.run_stats();
   const SampleCounterLosses losses = counter.losses();
 
-  EXPECT_GT(got.drains, 20u);  // many flips, whatever the load
+  EXPECT_GT(got.drains, 20u);      // many flips, whatever the load
   EXPECT_EQ(got.allocations, 0u);  // once `counts` holds room for a whole map
   EXPECT_EQ(losses.filtered, 0u);
   EXPECT_GT(runs.run_count, 1000u);
@@ -109,13 +110,14 @@ TEST(BpfSampleCounter, EveryRunIsDrainedOnceOrCountedAcrossManyFlips) {
   EXPECT_LE(runs.run_count, periods + events.fds().size());
   EXPECT_GE(static_cast<double>(runs.run_count), 0.9 * static_cast<double>(periods));
   if (runs.run_count) {
-    std::printf("program: %.0f ns a run over %llu runs; %llu drains; %llu periods; %.3f distinct "
-                "keys a sample; flip %.2f ms on average, %.2f ms at most\n",
-                static_cast<double>(runs.run_time_ns) / runs.run_count,
-                static_cast<unsigned long long>(runs.run_count),
-                static_cast<unsigned long long>(got.drains), static_cast<unsigned long long>(periods),
-                got.drained ? static_cast<double>(got.entries) / got.drained : 0.0,
-                got.flip_time.count() / 1e6 / got.drains, got.longest_flip.count() / 1e6);
+    std::printf(
+        "program: %.0f ns a run over %llu runs; %llu drains; %llu periods; %.3f distinct "
+        "keys a sample; flip %.2f ms on average, %.2f ms at most\n",
+        static_cast<double>(runs.run_time_ns) / runs.run_count,
+        static_cast<unsigned long long>(runs.run_count),
+        static_cast<unsigned long long>(got.drains), static_cast<unsigned long long>(periods),
+        got.drained ? static_cast<double>(got.entries) / got.drained : 0.0,
+        got.flip_time.count() / 1e6 / got.drains, got.longest_flip.count() / 1e6);
   }
 }
 
@@ -145,8 +147,9 @@ TEST(BpfSampleCounter, CountsOnlyTheTargetProcessAndTheRestAsFiltered) {
   counter.remove_target(static_cast<uint32_t>(target.pid()));
   const Collected after = flip_and_drain(counter, events, 200ms, 1024);
   EXPECT_EQ(after.drained, 0u);
-  EXPECT_EQ(counter.losses().filtered - losses.filtered + counter.losses().ips_full - losses.ips_full,
-            counter.run_stats().run_count - runs.run_count);
+  EXPECT_EQ(
+      counter.losses().filtered - losses.filtered + counter.losses().ips_full - losses.ips_full,
+      counter.run_stats().run_count - runs.run_count);
 }
 
 TEST(BpfSampleCounter, AFullIpMapCountsItsLossesAndLosesNothingElse) {
@@ -167,7 +170,8 @@ TEST(BpfSampleCounter, AFullIpMapCountsItsLossesAndLosesNothingElse) {
   EXPECT_GT(losses.ips_full, 0u);
   EXPECT_GT(got.drained, 0u);
   EXPECT_EQ(got.drained + losses.ips_full + losses.filtered, runs.run_count)
-      << "drained " << got.drained << " full " << losses.ips_full << " filtered " << losses.filtered;
+      << "drained " << got.drained << " full " << losses.ips_full << " filtered "
+      << losses.filtered;
 }
 
 TEST(BpfSampleCounter, TheMemoryEstimateIsWhatTheKernelReports) {

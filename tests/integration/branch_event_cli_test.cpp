@@ -23,7 +23,8 @@ class BranchEventCli : public ::testing::Test {
   }
   // Whether `perf record ARGS -- true` opens its event here.
   bool perf_opens(const std::vector<std::string>& event_args) {
-    std::vector<std::string> argv = {"perf", "record", "-q", "-N", "-B", "-o", (dir_ / "perf.data").string()};
+    std::vector<std::string> argv = {
+        "perf", "record", "-q", "-N", "-B", "-o", (dir_ / "perf.data").string()};
     argv.insert(argv.end(), event_args.begin(), event_args.end());
     argv.insert(argv.end(), {"--", "true"});
     return run_command(argv).exit_code == 0;
@@ -98,8 +99,7 @@ TEST_F(BranchEventCli, RawEventWithABranchStackFollowsWhatPerfCanOpen) {
       continue;
     }
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_TRUE(contains(r.err, "profcollect: error: the event " + words[1].substr(0, 5)))
-        << r.err;
+    EXPECT_TRUE(contains(r.err, "profcollect: error: the event " + words[1].substr(0, 5))) << r.err;
     EXPECT_TRUE(contains(r.err, "is not supported on this machine")) << r.err;
   }
 }

@@ -5,12 +5,13 @@ namespace {
 
 // The set is stale when the script, a branch_* program source or the recorder changes.
 FixtureSet& branch_set() {
-  static FixtureSet set({.name = "branch",
-                         .script = "make_branch_fixtures.sh",
-                         .arguments = {PROFCOLLECT_BRANCH_RECORDER},
-                         .source_folder = "src",
-                         .is_source = [](std::string_view file) { return file.starts_with("branch_"); },
-                         .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
+  static FixtureSet set(
+      {.name = "branch",
+       .script = "make_branch_fixtures.sh",
+       .arguments = {PROFCOLLECT_BRANCH_RECORDER},
+       .source_folder = "src",
+       .is_source = [](std::string_view file) { return file.starts_with("branch_"); },
+       .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
   return set;
 }
 [[maybe_unused]] const bool branch_set_registered = register_fixture_set(&branch_set);

@@ -60,7 +60,8 @@ std::vector<Sample> perf_script_samples(const fs::path& data, std::string& failu
       const auto slash = word.find('/');
       const auto slash2 = word.find('/', slash + 1);
       if (slash == std::string::npos || slash2 == std::string::npos) continue;
-      sample.push_back({hex(word.substr(0, slash)), hex(word.substr(slash + 1, slash2 - slash - 1))});
+      sample.push_back(
+          {hex(word.substr(0, slash)), hex(word.substr(slash + 1, slash2 - slash - 1))});
     }
     samples.push_back(std::move(sample));
   }
@@ -81,8 +82,10 @@ std::vector<ExecMapping> mmap_events(const fs::path& data, const fs::path& binar
     const auto open = line.find("[0x");
     const auto paren = line.find('(', open);
     const auto at = line.find("@ ", paren);
-    if (open == std::string::npos || paren == std::string::npos || at == std::string::npos) continue;
-    maps.push_back({hex(line.substr(open + 1)), hex(line.substr(paren + 1)), hex(line.substr(at + 2))});
+    if (open == std::string::npos || paren == std::string::npos || at == std::string::npos)
+      continue;
+    maps.push_back(
+        {hex(line.substr(open + 1)), hex(line.substr(paren + 1)), hex(line.substr(at + 2))});
   }
   return maps;
 }
@@ -177,7 +180,8 @@ TEST_P(BranchRecorderTest, BranchesAgreeWithObjdumpDisassembly) {
   ASSERT_TRUE(failure.empty()) << failure;
   for (const std::string& name : GetParam().binaries) {
     const fs::path binary = fixture(name);
-    const AddressMap addresses(mmap_events(fixture(GetParam().data), binary), load_segments(binary));
+    const AddressMap addresses(mmap_events(fixture(GetParam().data), binary),
+                               load_segments(binary));
     const std::map<std::uint64_t, std::string> instructions = disassembly(binary);
     ASSERT_FALSE(instructions.empty()) << "objdump -d " << binary;
     std::size_t checked = 0;
@@ -186,8 +190,8 @@ TEST_P(BranchRecorderTest, BranchesAgreeWithObjdumpDisassembly) {
         std::uint64_t from = 0, to = 0;
         if (addresses.to_vaddr(sample[k].from, from)) {
           const auto it = instructions.find(from);
-          ASSERT_NE(it, instructions.end()) << name << ": branch source 0x" << std::hex << from
-                                            << " is not an instruction start";
+          ASSERT_NE(it, instructions.end())
+              << name << ": branch source 0x" << std::hex << from << " is not an instruction start";
           EXPECT_TRUE(is_control_transfer(it->second))
               << name << ": 0x" << std::hex << from << " is `" << it->second << "`, not a branch";
           ++checked;
@@ -220,8 +224,8 @@ std::vector<FdataEdge> parse_fdata(const std::string& text) {
     std::string from_kind, from_off, to_kind, to_off;
     FdataEdge edge;
     std::uint64_t mispredicts = 0;
-    if (words >> from_kind >> edge.from_function >> from_off >> to_kind >> edge.to_function >> to_off >>
-        mispredicts >> edge.count) {
+    if (words >> from_kind >> edge.from_function >> from_off >> to_kind >> edge.to_function >>
+        to_off >> mispredicts >> edge.count) {
       edge.from_offset = hex(from_off);
       edge.to_offset = hex(to_off);
       edges.push_back(edge);
@@ -236,7 +240,10 @@ TEST_P(BranchRecorderTest, Perf2boltAcceptsItAndFindsTheHotCode) {
   const std::vector<Sample> samples = perf_script_samples(fixture(GetParam().data), failure);
   ASSERT_TRUE(failure.empty()) << failure;
   TempDir tmp;
-  const std::vector<std::string> argv = {kPerf2bolt, "-p", fixture(GetParam().data).string(), "-o",
+  const std::vector<std::string> argv = {kPerf2bolt,
+                                         "-p",
+                                         fixture(GetParam().data).string(),
+                                         "-o",
                                          (tmp / "out.fdata").string(),
                                          fixture(GetParam().hot_binary).string()};
   const CommandResult run = run_command(argv, {.cwd = tmp.path()});
@@ -259,8 +266,9 @@ TEST_P(BranchRecorderTest, Perf2boltAcceptsItAndFindsTheHotCode) {
     EXPECT_LT(top.to_offset, top.from_offset) << "the hottest edge is not a loop's back edge";
   } else {
     for (const std::string& callee : GetParam().expected_calls)
-      EXPECT_TRUE(std::any_of(edges.begin(), edges.end(),
-                              [&](const FdataEdge& e) { return e.to_function == callee && e.to_offset == 0; }))
+      EXPECT_TRUE(std::any_of(
+          edges.begin(), edges.end(),
+          [&](const FdataEdge& e) { return e.to_function == callee && e.to_offset == 0; }))
           << "no call to " << callee << " in perf2bolt's fdata";
   }
 }
@@ -268,10 +276,12 @@ TEST_P(BranchRecorderTest, Perf2boltAcceptsItAndFindsTheHotCode) {
 TEST_P(BranchRecorderTest, LlvmProfgenAcceptsIt) {
   if (!have_executable("llvm-profgen-19")) GTEST_SKIP() << "llvm-profgen-19 is not installed";
   TempDir tmp;
-  const std::vector<std::string> argv = {
-      "llvm-profgen-19", "--perfdata=" + fixture(GetParam().data).string(),
-      "--binary=" + fixture(GetParam().hot_binary).string(), "--format=text",
-      "-o", (tmp / "out.prof").string()};
+  const std::vector<std::string> argv = {"llvm-profgen-19",
+                                         "--perfdata=" + fixture(GetParam().data).string(),
+                                         "--binary=" + fixture(GetParam().hot_binary).string(),
+                                         "--format=text",
+                                         "-o",
+                                         (tmp / "out.prof").string()};
   const CommandResult run = run_command(argv, {.cwd = tmp.path()});
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
   // A function header "name:total:head" with a non-zero total.
@@ -295,7 +305,8 @@ INSTANTIATE_TEST_SUITE_P(
                    {"branch_virtual"},
                    "branch_virtual",
                    {"_ZNK6Square4areaEd", "_ZNK6Circle4areaEd", "_ZNK8Triangle4areaEd"}},
-        BranchCase{"branch_lib.data", {"branch_lib_main", "libbranchlib.so"}, "libbranchlib.so", {}}),
+        BranchCase{
+            "branch_lib.data", {"branch_lib_main", "libbranchlib.so"}, "libbranchlib.so", {}}),
     [](const ::testing::TestParamInfo<BranchCase>& info) {
       std::string name = info.param.data.substr(0, info.param.data.find('.'));
       std::erase(name, '_');

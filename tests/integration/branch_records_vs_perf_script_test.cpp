@@ -121,8 +121,9 @@ std::string dumped_branch_line(const DumpedSample& s, bool has_hw_idx, std::stri
   std::ostringstream line;
   line << "nr=" << s.nr;
   if (s.nr == 0 || s.from_to.size() != s.nr) {
-    if (s.from_to.size() != s.nr) error = "perf printed " + std::to_string(s.from_to.size()) +
-                                          " entries for nr " + std::to_string(s.nr);
+    if (s.from_to.size() != s.nr)
+      error = "perf printed " + std::to_string(s.from_to.size()) + " entries for nr " +
+              std::to_string(s.nr);
     return line.str();
   }
   const size_t lead = has_hw_idx ? 16 : 8;  // nr (+ hw_idx) before the entries
@@ -230,7 +231,8 @@ TEST_P(BranchRecordsVsPerf, SameBranchStacksAsPerf) {
   // Whether hw_idx sits between nr and the entries: perf's word for the attr.
   bool hw_idx = false;
   for (const std::string& line : perf_evlist(path))
-    hw_idx = hw_idx || evlist_field(line, "branch_sample_type").find("HW_INDEX") != std::string::npos;
+    hw_idx =
+        hw_idx || evlist_field(line, "branch_sample_type").find("HW_INDEX") != std::string::npos;
   EXPECT_EQ(hw_idx, view.any_hw_idx);
   std::vector<std::string> perf_raw;
   std::string error;
@@ -245,9 +247,9 @@ TEST_P(BranchRecordsVsPerf, SameBranchStacksAsPerf) {
   for (const auto& [value, n] : view.spec_values) spec << " spec" << value << "=" << n;
   std::ostringstream counts;
   for (const auto& [nr, n] : view.entries_per_sample) counts << " " << n << "x" << nr;
-  std::cout << "[ branches ] " << name << ": " << perf_raw.size() << " samples (entries:"
-            << counts.str() << "), " << printed_entries << " entries printed by perf script,"
-            << spec.str() << "\n";
+  std::cout << "[ branches ] " << name << ": " << perf_raw.size()
+            << " samples (entries:" << counts.str() << "), " << printed_entries
+            << " entries printed by perf script," << spec.str() << "\n";
 }
 
 std::string test_name(const ::testing::TestParamInfo<std::string>& info) {
@@ -260,10 +262,10 @@ INSTANTIATE_TEST_SUITE_P(RecordedData, BranchRecordsVsPerf,
 // The branch-stack files of the README are the ones the list flags.
 TEST(BranchRecordsVsPerfFiles, EveryKnownBranchFileIsCompared) {
   const std::vector<std::string> files = recorded_perf_data_names(true);
-  EXPECT_EQ(files, (std::vector<std::string>{"perf.data.branch-4.14", "perf.data.branch_stack_hw_index",
-                                             "perf.data.branch_stack_spec",
-                                             "perf.data.callgraph_and_branch-3.4",
-                                             "perf.data.raw_callgraph_branch-3.4"}));
+  EXPECT_EQ(files, (std::vector<std::string>{
+                       "perf.data.branch-4.14", "perf.data.branch_stack_hw_index",
+                       "perf.data.branch_stack_spec", "perf.data.callgraph_and_branch-3.4",
+                       "perf.data.raw_callgraph_branch-3.4"}));
 }
 
 // perf.data.branch_stack_spec: AMD BRS, raw event rc4, 16 entries per sample. Our attr and

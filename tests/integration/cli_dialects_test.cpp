@@ -27,7 +27,8 @@ void expect_usage_error(const ProfcollectRun& r, const std::vector<std::string>&
   const auto lines = split_lines(r.run.err);
   ASSERT_EQ(lines.size(), 1u) << r.describe();
   EXPECT_TRUE(lines[0].starts_with("profcollect: error: ")) << lines[0];
-  for (const std::string& word : named) EXPECT_NE(lines[0].find(word), std::string::npos) << word << ": " << lines[0];
+  for (const std::string& word : named)
+    EXPECT_NE(lines[0].find(word), std::string::npos) << word << ": " << lines[0];
 }
 
 class CliPerfRecordDialect : public ::testing::Test {
@@ -72,7 +73,8 @@ TEST(CliPerfRecordModifiers, ModifiersThatAreNotTakenAreRefusedByName) {
   // Checked before anything starts: -a with an output directory that cannot be made (not even
   // by root) fails with exit 1 if the event is taken; the timeout ends a run that started.
   auto live = [](const std::string& event) {
-    const std::vector<std::string> argv = {profcollect_exe().string(), "-a", "-o", "/proc/no/such/dir", "-e", event};
+    const std::vector<std::string> argv = {profcollect_exe().string(), "-a", "-o",
+                                           "/proc/no/such/dir",        "-e", event};
     RunOptions options;
     options.timeout = std::chrono::seconds(60);
     ProfcollectRun r{run_command(argv, options), argv};
@@ -96,12 +98,14 @@ TEST(CliPerfRecordModifiers, ModifiersThatAreNotTakenAreRefusedByName) {
 TEST_F(CliPerfRecordDialect, FrequencyMaxIsTheKernelsLimit) {
   std::ifstream sysctl("/proc/sys/kernel/perf_event_max_sample_rate");
   uint64_t limit = 0;
-  if (!(sysctl >> limit) || limit == 0) GTEST_SKIP() << "kernel.perf_event_max_sample_rate cannot be read";
+  if (!(sysctl >> limit) || limit == 0)
+    GTEST_SKIP() << "kernel.perf_event_max_sample_rate cannot be read";
   const fs::path out = tmp_ / "out";
   const ProfcollectRun r = collect(out, {"-p", "PID", "-e", "cpu-clock", "-F", "max"});
   ASSERT_EQ(r.run.exit_code, 0) << r.describe();
   const json collection = read_json(out / "collection.json");
-  EXPECT_EQ(collection.value("frequency_hz", uint64_t{0}), std::min<uint64_t>(limit, 1000000)) << collection.dump(2);
+  EXPECT_EQ(collection.value("frequency_hz", uint64_t{0}), std::min<uint64_t>(limit, 1000000))
+      << collection.dump(2);
 }
 
 class CliPerf2boltDialect : public ConvertFixtureTest {
@@ -169,7 +173,9 @@ TEST(CliHelp, NoTypeTagsAndTheLiveFooterOnlyAtTheTop) {
     ASSERT_FALSE(help.empty()) << which;
     // CLI11's type names and its validators' descriptions ("UINT:INT in [1 to 1000000]").
     for (const char* tag : {"TEXT", "UINT", "INT ", "INT:", "FLOAT", "in [", ":{", "BOOLEAN"})
-      EXPECT_EQ(help.find(tag), std::string::npos) << which << " --help shows the type tag " << tag << ":\n" << help;
+      EXPECT_EQ(help.find(tag), std::string::npos)
+          << which << " --help shows the type tag " << tag << ":\n"
+          << help;
     const bool footer = help.find("Live collection (no subcommand)") != std::string::npos;
     EXPECT_EQ(footer, command.empty()) << which << " --help:\n" << help;
   }
@@ -187,7 +193,8 @@ void expect_shared_schema(const json& j, const std::string& kind) {
   EXPECT_TRUE(j.at("input").is_string()) << j.dump(2);
   for (const char* key : {"samples", "lost", "throttled"})
     EXPECT_TRUE(j.at(key).is_number_unsigned()) << key << ": " << j.dump(2);
-  for (const char* key : {"events", "binaries", "problems"}) EXPECT_TRUE(j.at(key).is_array()) << key;
+  for (const char* key : {"events", "binaries", "problems"})
+    EXPECT_TRUE(j.at(key).is_array()) << key;
   EXPECT_TRUE(j.at("problems").empty()) << j.dump(2);
   ASSERT_FALSE(j.at("binaries").empty()) << j.dump(2);
   for (const json& b : j.at("binaries")) {
@@ -214,8 +221,8 @@ class CliReportSchema : public ConvertFixtureTest {
 TEST_F(CliReportSchema, ReportJsonHasOneSchemaForARecordingAndADirectory) {
   const fs::path out = tmp_ / "out";
   ChildProcess child = ChildProcess::spawn(busy_);
-  const ProfcollectRun live = run_profcollect(
-      {"-q", "-o", out.string(), "--duration", "0.5", "-p", std::to_string(child.pid()), "-e", "cpu-clock"});
+  const ProfcollectRun live = run_profcollect({"-q", "-o", out.string(), "--duration", "0.5", "-p",
+                                               std::to_string(child.pid()), "-e", "cpu-clock"});
   ASSERT_EQ(live.run.exit_code, 0) << live.describe();
   const ProfcollectRun of_directory = run_profcollect({"report", "--json", out.string()});
   ASSERT_EQ(of_directory.run.exit_code, 0) << of_directory.describe();

@@ -16,8 +16,8 @@ class ConvertAutofdoCli : public AutofdoFixtureTest {
     fs::path script = dir / "ip.perfscript";
     write_file(script, ip_perf_script(fixture("hot_dwarf5.data")));
     return normalize_profile(
-        run_llvm_profgen({"--perfscript=" + script.string(), "--binary=" + fixture("hot_dwarf5").string(),
-                          "--leading-ip-only"},
+        run_llvm_profgen({"--perfscript=" + script.string(),
+                          "--binary=" + fixture("hot_dwarf5").string(), "--leading-ip-only"},
                          dir.path()),
         dir.path());
   }
@@ -26,9 +26,16 @@ class ConvertAutofdoCli : public AutofdoFixtureTest {
 TEST_F(ConvertAutofdoCli, AutofdoEqualsLlvmProfgenLeadingIpOnly) {
   TempDir dir;
   fs::path out = dir / "our.prof";
-  std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "-p",
-                                   fixture("hot_dwarf5.data").string(), "--format", "autofdo",
-                                   "-o", out.string(), fixture("hot_dwarf5").string()};
+  std::vector<std::string> argv = {profcollect_exe().string(),
+                                   "convert",
+                                   "-q",
+                                   "-p",
+                                   fixture("hot_dwarf5.data").string(),
+                                   "--format",
+                                   "autofdo",
+                                   "-o",
+                                   out.string(),
+                                   fixture("hot_dwarf5").string()};
   auto r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
   std::string ours = normalize_profile(read_file(out), dir.path());
@@ -40,9 +47,15 @@ TEST_F(ConvertAutofdoCli, AutofdoEqualsLlvmProfgenLeadingIpOnly) {
 TEST_F(ConvertAutofdoCli, SeveralFormatsGoToADirectoryAndTheUnsymbolizedOneRoundTrips) {
   TempDir dir;
   fs::path out = dir / "profiles";
-  std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "-p",
-                                   fixture("hot_dwarf5.data").string(), "--format",
-                                   "bolt,autofdo,unsymbolized", "-o", out.string(),
+  std::vector<std::string> argv = {profcollect_exe().string(),
+                                   "convert",
+                                   "-q",
+                                   "-p",
+                                   fixture("hot_dwarf5.data").string(),
+                                   "--format",
+                                   "bolt,autofdo,unsymbolized",
+                                   "-o",
+                                   out.string(),
                                    fixture("hot_dwarf5").string()};
   auto r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
@@ -51,8 +64,13 @@ TEST_F(ConvertAutofdoCli, SeveralFormatsGoToADirectoryAndTheUnsymbolizedOneRound
   }
   // The same BOLT profile as the single-format command writes.
   fs::path single = dir / "single.fdata";
-  std::vector<std::string> bolt_argv = {profcollect_exe().string(), "convert", "-q", "-p",
-                                        fixture("hot_dwarf5.data").string(), "-o", single.string(),
+  std::vector<std::string> bolt_argv = {profcollect_exe().string(),
+                                        "convert",
+                                        "-q",
+                                        "-p",
+                                        fixture("hot_dwarf5.data").string(),
+                                        "-o",
+                                        single.string(),
                                         fixture("hot_dwarf5").string()};
   ASSERT_EQ(run_command(bolt_argv).exit_code, 0);
   EXPECT_EQ(read_file(out / "bolt.fdata"), read_file(single));
@@ -73,9 +91,17 @@ TEST_F(ConvertAutofdoCli, NoDebugInfoStillWritesBoltAndNamesTheBuildId) {
   auto s = run_command({"strip", "-o", stripped.string(), fixture("hot_dwarf5").string()});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   fs::path out = dir / "profiles";
-  std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--ignore-build-id", "-p",
-                                   fixture("hot_dwarf5.data").string(), "--format", "bolt,autofdo",
-                                   "-o", out.string(), stripped.string()};
+  std::vector<std::string> argv = {profcollect_exe().string(),
+                                   "convert",
+                                   "-q",
+                                   "--ignore-build-id",
+                                   "-p",
+                                   fixture("hot_dwarf5.data").string(),
+                                   "--format",
+                                   "bolt,autofdo",
+                                   "-o",
+                                   out.string(),
+                                   stripped.string()};
   auto r = run_command(argv);
   EXPECT_EQ(r.exit_code, 1) << r.describe(argv);
   EXPECT_TRUE(fs::exists(out / "bolt.fdata"));
@@ -87,8 +113,9 @@ TEST_F(ConvertAutofdoCli, NoDebugInfoStillWritesBoltAndNamesTheBuildId) {
 TEST_F(ConvertAutofdoCli, LiveCollectionWritesAutofdoAndUnsymbolizedProfilesThatAgree) {
   TempDir dir;
   fs::path out = dir / "out";
-  std::vector<std::string> argv = {profcollect_exe().string(), "-q", "--unsymbolized", "-o",
-                                   out.string(), "--", fixture("hot_dwarf5").string()};
+  std::vector<std::string> argv = {
+      profcollect_exe().string(),    "-q", "--unsymbolized", "-o", out.string(), "--",
+      fixture("hot_dwarf5").string()};
   auto r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
   fs::path prof;

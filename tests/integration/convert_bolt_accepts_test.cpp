@@ -25,8 +25,8 @@ class ConvertBoltAcceptsTest : public ConvertFixtureTest {
                                                   const std::string& binary_name) {
     const auto fdata = tmp_ / (binary_name + ".ours.fdata");
     const ProfcollectRun ours =
-        run_profcollect({"convert", "-p", fixture(data_name).string(), "-o", fdata.string(),
-                         "-nl", fixture(binary_name).string()});
+        run_profcollect({"convert", "-p", fixture(data_name).string(), "-o", fdata.string(), "-nl",
+                         fixture(binary_name).string()});
     EXPECT_EQ(ours.run.exit_code, 0) << ours.describe();
     if (ours.run.exit_code != 0) return std::nullopt;
     return profiled_by_bolt(binary_name, fdata);
@@ -36,9 +36,9 @@ class ConvertBoltAcceptsTest : public ConvertFixtureTest {
                                            const std::filesystem::path& fdata) {
     const BoltRun bolt =
         run_llvm_bolt(fixture(binary_name), fdata, tmp_ / (fdata.filename().string() + ".bolt"));
-    EXPECT_EQ(bolt.run.exit_code, 0) << "llvm-bolt rejects " << fdata.filename() << ": "
-                                     << bolt.run.describe(bolt.argv) << "\n"
-                                     << read_file(fdata);
+    EXPECT_EQ(bolt.run.exit_code, 0)
+        << "llvm-bolt rejects " << fdata.filename() << ": " << bolt.run.describe(bolt.argv) << "\n"
+        << read_file(fdata);
     EXPECT_TRUE(bolt.profiled_functions) << "no profile summary: " << bolt.run.describe(bolt.argv);
     return bolt.profiled_functions;
   }
@@ -82,7 +82,9 @@ TEST_F(ConvertBoltAcceptsTest, SeedBinariesProfileEveryFunctionPerfScriptSamples
   }
 }
 
-TEST_F(ConvertBoltAcceptsTest, GccProgram) { expect_same_as_with_perf2bolt("hot_gcc.data", "hot_gcc"); }
+TEST_F(ConvertBoltAcceptsTest, GccProgram) {
+  expect_same_as_with_perf2bolt("hot_gcc.data", "hot_gcc");
+}
 
 TEST_F(ConvertBoltAcceptsTest, SameNamedStaticFunctions) {
   expect_same_as_with_perf2bolt("dup.data", "dup");

@@ -40,16 +40,24 @@ TEST_P(ConvertBranchAutofdoVsLlvmProfgen, ProfileEqualsLlvmProfgens) {
   TempDir dir;
   const fs::path data = fixture(c.data), binary = fixture(c.binary), ours = dir / "ours.prof";
 
-  const std::vector<std::string> convert = {profcollect_exe().string(), "convert", "-q", "-p",
-                                            data.string(), "--format", "autofdo", "-o",
-                                            ours.string(), binary.string()};
+  const std::vector<std::string> convert = {profcollect_exe().string(),
+                                            "convert",
+                                            "-q",
+                                            "-p",
+                                            data.string(),
+                                            "--format",
+                                            "autofdo",
+                                            "-o",
+                                            ours.string(),
+                                            binary.string()};
   const CommandResult run = run_command(convert);
   ASSERT_EQ(run.exit_code, 0) << run.describe(convert);
 
-  const std::string reference =
-      normalize_profile(run_llvm_profgen({"--perfdata=" + data.string(), "--binary=" + binary.string()}, dir.path()),
-                        dir.path());
-  ASSERT_GT(total_samples(reference), 0u) << "llvm-profgen found no samples to compare:\n" << reference;
+  const std::string reference = normalize_profile(
+      run_llvm_profgen({"--perfdata=" + data.string(), "--binary=" + binary.string()}, dir.path()),
+      dir.path());
+  ASSERT_GT(total_samples(reference), 0u) << "llvm-profgen found no samples to compare:\n"
+                                          << reference;
   const std::string ours_text = normalize_profile(read_file(ours), dir.path());
   EXPECT_EQ(profile_difference(ours_text, reference), "");
 }

@@ -22,12 +22,12 @@ const char* const kLlvmBolt = "llvm-bolt-19";
 struct BoltReport {
   CommandResult run;
   std::vector<std::string> argv;
-  std::string profiled_line;                    // "N out of M functions ... non-empty execution profile"
+  std::string profiled_line;  // "N out of M functions ... non-empty execution profile"
   std::map<std::string, std::string> profiled;  // function -> "Exec Count" (from -print-profile)
   // function -> its -print-profile listing: blocks with execution counts, edges with branch counts
   std::map<std::string, std::string> listings;
-  std::vector<std::string> dyno_stats;          // "count : what" lines of -dyno-stats
-  std::vector<std::string> function_order;      // -generate-function-order (hfsort's order)
+  std::vector<std::string> dyno_stats;      // "count : what" lines of -dyno-stats
+  std::vector<std::string> function_order;  // -generate-function-order (hfsort's order)
 };
 
 // BOLT numbers its block labels (.LFT3, .Ltmp5) with counters shared by all functions, and lists
@@ -69,9 +69,16 @@ std::string canonical_labels(const std::string& raw_listing) {
 BoltReport optimize(const fs::path& binary, const fs::path& fdata, const fs::path& out) {
   BoltReport report;
   const fs::path order = out.string() + ".order";
-  report.argv = {kLlvmBolt, binary.string(), "-o", out.string(), "-data=" + fdata.string(),
-                 "-reorder-blocks=ext-tsp", "-reorder-functions=hfsort", "-split-functions",
-                 "-dyno-stats", "-print-profile",
+  report.argv = {kLlvmBolt,
+                 binary.string(),
+                 "-o",
+                 out.string(),
+                 "-data=" + fdata.string(),
+                 "-reorder-blocks=ext-tsp",
+                 "-reorder-functions=hfsort",
+                 "-split-functions",
+                 "-dyno-stats",
+                 "-print-profile",
                  "-generate-function-order=" + order.string()};
   report.run = run_command(report.argv);
   const std::regex function_header("^Binary Function \"(.*)\" after attaching profile \\{$");
@@ -108,7 +115,8 @@ CommandResult run_program(const fs::path& dir, const fs::path& program, const fs
   fs::create_directories(dir);
   fs::copy_file(program, dir / program.filename(), fs::copy_options::overwrite_existing);
   fs::copy_file(library, dir / library.filename(), fs::copy_options::overwrite_existing);
-  if (!replacement.empty()) fs::copy_file(replacement, dir / replaced, fs::copy_options::overwrite_existing);
+  if (!replacement.empty())
+    fs::copy_file(replacement, dir / replaced, fs::copy_options::overwrite_existing);
   return run_command({(dir / program.filename()).string()}, {.cwd = dir});
 }
 
@@ -131,11 +139,18 @@ TEST_P(ConvertBranchBoltOptimize, SameProfiledFunctionsAsPerf2boltAndSameOutput)
                  library = fixture("libbranchlib.so");
   const fs::path ours = dir / "ours.fdata", ref = dir / "ref.fdata";
 
-  const std::vector<std::string> convert = {profcollect_exe().string(), "convert", "-q", "-p",
-                                            data.string(), "-o", ours.string(), binary.string()};
+  const std::vector<std::string> convert = {profcollect_exe().string(),
+                                            "convert",
+                                            "-q",
+                                            "-p",
+                                            data.string(),
+                                            "-o",
+                                            ours.string(),
+                                            binary.string()};
   const CommandResult converted = run_command(convert);
   ASSERT_EQ(converted.exit_code, 0) << converted.describe(convert);
-  const std::vector<std::string> judge = {kPerf2Bolt, "-p", data.string(), "-o", ref.string(), binary.string()};
+  const std::vector<std::string> judge = {kPerf2Bolt, "-p",         data.string(),
+                                          "-o",       ref.string(), binary.string()};
   const CommandResult judged = run_command(judge, {.cwd = dir.path()});
   ASSERT_EQ(judged.exit_code, 0) << judged.describe(judge);
 
@@ -162,15 +177,16 @@ TEST_P(ConvertBranchBoltOptimize, SameProfiledFunctionsAsPerf2boltAndSameOutput)
   ASSERT_EQ(original.exit_code, 0) << original.describe({program.string()});
   ASSERT_FALSE(original.out.empty());
   for (const char* variant : {"ours", "ref"}) {
-    const CommandResult optimized = run_program(dir / (std::string("run_") + variant), program, library,
-                                                c.binary, dir / (std::string(variant) + ".bolt"));
+    const CommandResult optimized =
+        run_program(dir / (std::string("run_") + variant), program, library, c.binary,
+                    dir / (std::string(variant) + ".bolt"));
     EXPECT_EQ(optimized.exit_code, 0) << variant << " build: " << optimized.err;
     EXPECT_EQ(optimized.out, original.out) << variant << " build prints something else";
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, ConvertBranchBoltOptimize,
-                         ::testing::ValuesIn(branch_cases()), branch_case_name);
+INSTANTIATE_TEST_SUITE_P(Programs, ConvertBranchBoltOptimize, ::testing::ValuesIn(branch_cases()),
+                         branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

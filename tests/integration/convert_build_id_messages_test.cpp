@@ -22,7 +22,8 @@ class ConvertBuildIdMessages : public ConvertFixtureTest {
     const fs::path copy = tmp_ / "other" / binary.filename();
     std::string bytes = read_file(binary);
     std::string raw;
-    for (size_t i = 0; i + 1 < id.size(); i += 2) raw.push_back(static_cast<char>(std::stoi(id.substr(i, 2), nullptr, 16)));
+    for (size_t i = 0; i + 1 < id.size(); i += 2)
+      raw.push_back(static_cast<char>(std::stoi(id.substr(i, 2), nullptr, 16)));
     const size_t at = bytes.find(raw);
     EXPECT_NE(at, std::string::npos) << "the build-id bytes are not in " << binary;
     EXPECT_EQ(bytes.find(raw, at + 1), std::string::npos) << "the build-id bytes occur twice";
@@ -41,12 +42,13 @@ TEST_F(ConvertBuildIdMessages, MismatchNamesTheRecordedPathAndBothBuildIds) {
   const std::string other = readelf_build_id(copy);
   ASSERT_EQ(other.size(), 40u);
   ASSERT_NE(other, recorded);
-  const ProfcollectRun r = run_profcollect(
-      {"convert", "-p", fixture("hot_gcc.data").string(), "-o", (tmp_ / "o.fdata").string(), copy.string()});
+  const ProfcollectRun r = run_profcollect({"convert", "-p", fixture("hot_gcc.data").string(), "-o",
+                                            (tmp_ / "o.fdata").string(), copy.string()});
   EXPECT_EQ(r.run.exit_code, 1) << r.describe();
   const auto lines = split_lines(r.run.err);
   ASSERT_EQ(lines.size(), 1u) << r.describe();
-  EXPECT_NE(lines[0].find(binary.string() + " (build-id " + recorded + ")"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(binary.string() + " (build-id " + recorded + ")"), std::string::npos)
+      << lines[0];
   EXPECT_NE(lines[0].find(other), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("--ignore-build-id"), std::string::npos) << lines[0];
   EXPECT_FALSE(fs::exists(tmp_ / "o.fdata"));
@@ -75,15 +77,19 @@ TEST_F(ConvertBuildIdMessages, CutBuildIdTableSaysTheBinaryWasMatchedByName) {
   const fs::path binary = fixture("hot_gcc");
   const std::string recorded = readelf_build_id(binary);
   const fs::path copy = copy_with_other_build_id(binary, recorded);
-  const ProfcollectRun r = run_profcollect({"convert", "-p", cut.string(), "-o", (tmp_ / "o.fdata").string(), copy.string()});
+  const ProfcollectRun r = run_profcollect(
+      {"convert", "-p", cut.string(), "-o", (tmp_ / "o.fdata").string(), copy.string()});
   EXPECT_EQ(r.run.exit_code, 0) << r.describe();
-  EXPECT_NE(r.run.err.find("warning: " + cut.string() + ": its build-id table is damaged"), std::string::npos)
+  EXPECT_NE(r.run.err.find("warning: " + cut.string() + ": its build-id table is damaged"),
+            std::string::npos)
       << r.describe();
-  EXPECT_NE(r.run.err.find(copy.string() + " was matched by file name only"), std::string::npos) << r.describe();
+  EXPECT_NE(r.run.err.find(copy.string() + " was matched by file name only"), std::string::npos)
+      << r.describe();
 
   // The whole file matches by build-id, and says nothing of the kind.
-  const ProfcollectRun whole = run_profcollect(
-      {"convert", "-p", fixture("hot_gcc_table.data").string(), "-o", (tmp_ / "w.fdata").string(), binary.string()});
+  const ProfcollectRun whole =
+      run_profcollect({"convert", "-p", fixture("hot_gcc_table.data").string(), "-o",
+                       (tmp_ / "w.fdata").string(), binary.string()});
   EXPECT_EQ(whole.run.exit_code, 0) << whole.describe();
   EXPECT_EQ(whole.run.err.find("matched by file name"), std::string::npos) << whole.describe();
 }

@@ -31,7 +31,11 @@ struct CutPerfData {
 // into the middle sample record.
 CutPerfData cut_mid_record(const fs::path& from, const fs::path& to, uint64_t into_record) {
   const std::string file = read_file(from);
-  auto u64 = [&](size_t at) { uint64_t v; std::memcpy(&v, file.data() + at, 8); return v; };
+  auto u64 = [&](size_t at) {
+    uint64_t v;
+    std::memcpy(&v, file.data() + at, 8);
+    return v;
+  };
   if (file.size() < 64 || file.compare(0, 8, "PERFILE2") != 0)
     throw std::runtime_error(from.string() + " is not a perf.data file");
   const uint64_t data_offset = u64(40), data_end = data_offset + u64(48);
@@ -76,8 +80,8 @@ class ConvertErrorsTest : public ConvertFixtureTest {
   std::string expect_convert_error(const fs::path& data, const fs::path& binary,
                                    const fs::path& out, const std::vector<std::string>& mentions) {
     const auto before = tmp_.entries();
-    const ProfcollectRun run =
-        run_profcollect({"convert", "-p", data.string(), "-o", out.string(), "-nl", binary.string()});
+    const ProfcollectRun run = run_profcollect(
+        {"convert", "-p", data.string(), "-o", out.string(), "-nl", binary.string()});
     EXPECT_EQ(run.run.exit_code, 1) << run.describe();
     const auto lines = split_lines(run.run.err);
     EXPECT_EQ(lines.size(), 1u) << "want exactly one stderr line; " << run.describe();
@@ -85,8 +89,8 @@ class ConvertErrorsTest : public ConvertFixtureTest {
     EXPECT_TRUE(line.starts_with("profcollect: error: "))
         << "want `profcollect: error: <file>: <reason>`, got: " << line;
     for (const auto& mention : mentions)
-      EXPECT_NE(line.find(mention), std::string::npos) << "error does not name " << mention
-                                                        << ": " << line;
+      EXPECT_NE(line.find(mention), std::string::npos)
+          << "error does not name " << mention << ": " << line;
     std::error_code ignored;
     EXPECT_FALSE(fs::exists(out, ignored)) << "output left behind: " << out;
     EXPECT_EQ(tmp_.entries(), before) << "files left behind in the output directory";
@@ -116,8 +120,8 @@ TEST_F(ConvertErrorsTest, EmptyPerfData) {
 }
 
 TEST_F(ConvertErrorsTest, PerfDataOfAnotherBinary) {
-  const auto line =
-      expect_convert_error(fixture("hot_gcc.data"), fixture("dup"), out(), {fixture("dup").string()});
+  const auto line = expect_convert_error(fixture("hot_gcc.data"), fixture("dup"), out(),
+                                         {fixture("dup").string()});
   EXPECT_TRUE(contains_ignoring_case(line, "sample")) << "want `no samples of BINARY`: " << line;
 }
 
@@ -139,8 +143,8 @@ TEST_F(ConvertErrorsTest, PerfDataCutInsideARecordBody) {
   const CutPerfData cut = cut_mid_record(fixture("hot_gcc.data"), cut_path, 12);
   const auto line = expect_convert_error(cut_path, fixture("hot_gcc"), out(), {cut_path.string()});
   EXPECT_TRUE(mentions_offset(line, cut.record_offset) || mentions_offset(line, cut.file_size))
-      << "want the byte offset of the damage (record at " << cut.record_offset
-      << ", file ends at " << cut.file_size << "): " << line;
+      << "want the byte offset of the damage (record at " << cut.record_offset << ", file ends at "
+      << cut.file_size << "): " << line;
 }
 
 TEST_F(ConvertErrorsTest, PerfDataCutInsideARecordHeader) {
@@ -148,8 +152,8 @@ TEST_F(ConvertErrorsTest, PerfDataCutInsideARecordHeader) {
   const CutPerfData cut = cut_mid_record(fixture("hot_gcc.data"), cut_path, 4);
   const auto line = expect_convert_error(cut_path, fixture("hot_gcc"), out(), {cut_path.string()});
   EXPECT_TRUE(mentions_offset(line, cut.record_offset) || mentions_offset(line, cut.file_size))
-      << "want the byte offset of the damage (record at " << cut.record_offset
-      << ", file ends at " << cut.file_size << "): " << line;
+      << "want the byte offset of the damage (record at " << cut.record_offset << ", file ends at "
+      << cut.file_size << "): " << line;
 }
 
 TEST_F(ConvertErrorsTest, ReportOnCutPerfDataPrintsWhatItReadAndFails) {
@@ -175,8 +179,8 @@ TEST_F(ConvertErrorsTest, UsageErrorsExit2) {
       {},
       {"no-such-command"},
       {"convert"},
-      {"convert", "-p", data, "-o", output},               // no BINARY
-      {"convert", "-p", data, "-nl", binary},              // no -o
+      {"convert", "-p", data, "-o", output},   // no BINARY
+      {"convert", "-p", data, "-nl", binary},  // no -o
       {"convert", "-p", data, "-o", output, "--no-such-option", binary},
       {"convert", "-p", data, "-o", output, "--pid", "not-a-number", binary},
   };
@@ -191,8 +195,8 @@ TEST_F(ConvertErrorsTest, UsageErrorsExit2) {
 // The spec writes `-p PERF.DATA` as required (perf2bolt has no default either); a default of
 // ./perf.data would turn a forgotten -p into a confusing "perf.data: No such file" error.
 TEST_F(ConvertErrorsTest, MissingPerfDataOptionIsAUsageError) {
-  const ProfcollectRun run = run_profcollect(
-      {"convert", "-o", out().string(), "-nl", fixture("hot_gcc").string()});
+  const ProfcollectRun run =
+      run_profcollect({"convert", "-o", out().string(), "-nl", fixture("hot_gcc").string()});
   EXPECT_EQ(run.run.exit_code, 2) << run.describe();
 }
 

@@ -6,7 +6,8 @@ namespace profcollect::test {
 namespace {
 
 FixtureSet& convert_set() {
-  static FixtureSet set({.name = "convert", .script = "make_convert_fixtures.sh", .source_folder = "src"});
+  static FixtureSet set(
+      {.name = "convert", .script = "make_convert_fixtures.sh", .source_folder = "src"});
   return set;
 }
 [[maybe_unused]] const bool convert_set_registered = register_fixture_set(&convert_set);

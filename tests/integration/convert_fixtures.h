@@ -29,10 +29,10 @@ class ConvertFixtureTest : public ::testing::Test {
 };
 
 // Skips the current test with the reason when a judge tool is not installed.
-#define REQUIRE_TOOL(tool)                                               \
-  do {                                                                   \
-    if (::profcollect::test::ConvertFixtureTest::tool_missing(tool))     \
-      GTEST_SKIP() << (tool) << " is not installed";                     \
+#define REQUIRE_TOOL(tool)                                           \
+  do {                                                               \
+    if (::profcollect::test::ConvertFixtureTest::tool_missing(tool)) \
+      GTEST_SKIP() << (tool) << " is not installed";                 \
   } while (0)
 
 }  // namespace profcollect::test

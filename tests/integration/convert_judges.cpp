@@ -91,9 +91,8 @@ std::string line_differences(const std::vector<std::string>& expected,
 
 std::optional<std::vector<PerfScriptSample>> perf_script_samples(const fs::path& data,
                                                                  std::string& error) {
-  const std::vector<std::string> argv = {"perf", "script",  "--no-demangle",
-                                         "-i",   data.string(), "-F",
-                                         "pid,ip,sym,symoff,dso"};
+  const std::vector<std::string> argv = {"perf",        "script", "--no-demangle",        "-i",
+                                         data.string(), "-F",     "pid,ip,sym,symoff,dso"};
   const CommandResult run = run_command(argv);
   if (run.exit_code != 0) {
     error = run.describe(argv);
@@ -150,8 +149,8 @@ std::optional<BinarySymbols> BinarySymbols::load(const fs::path& binary, std::st
     const std::string& section = fields[6];
     if (section == "UND" || section == "ABS" || type == "SECTION" || type == "FILE") continue;
     const auto address = parse_number(fields[1], 16);
-    const auto size = fields[2].starts_with("0x") ? parse_number(fields[2], 16)
-                                                   : parse_number(fields[2], 10);
+    const auto size =
+        fields[2].starts_with("0x") ? parse_number(fields[2], 16) : parse_number(fields[2], 10);
     if (!address || !size) continue;
     table.symbols_.push_back({fields[7], *address, *size, fields[4] == "LOCAL"});
   }
@@ -318,8 +317,7 @@ SiteCounts fdata_sites(const NoLbrFdata& fdata, const BinarySymbols& symbols, st
   return sites;
 }
 
-std::string site_differences(const SiteCounts& expected, const SiteCounts& actual,
-                             size_t limit) {
+std::string site_differences(const SiteCounts& expected, const SiteCounts& actual, size_t limit) {
   std::ostringstream text;
   size_t shown = 0, differing = 0;
   std::set<std::pair<uint64_t, uint64_t>> keys;

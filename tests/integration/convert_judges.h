@@ -81,7 +81,7 @@ class BinarySymbols {
     uint64_t size = 0;
     bool local = false;
   };
-  std::vector<Symbol> symbols_;                  // defined .symtab symbols, by address
+  std::vector<Symbol> symbols_;  // defined .symtab symbols, by address
   std::vector<std::pair<uint64_t, std::string>> plt_entries_;  // (address, "name@plt"), sorted
   std::vector<std::pair<uint64_t, uint64_t>> plt_sections_;    // [start, end)
 };

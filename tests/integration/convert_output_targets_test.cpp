@@ -24,7 +24,8 @@ namespace fs = std::filesystem;
 class ConvertOutputTargetsTest : public ConvertFixtureTest {
  protected:
   std::vector<std::string> convert_to(const std::string& out) const {
-    return {"convert", "-p", fixture("hot_gcc.data").string(), "-o", out, "-nl", "-q", fixture("hot_gcc").string()};
+    return {"convert", "-p", fixture("hot_gcc.data").string(), "-o", out,
+            "-nl",     "-q", fixture("hot_gcc").string()};
   }
   // The profile as written to a new regular file: what every other target must receive.
   std::string reference() {
@@ -119,8 +120,9 @@ TEST_F(ConvertOutputTargetsTest, SymlinkIsKeptAndItsFileReplaced) {
 }
 
 TEST_F(ConvertOutputTargetsTest, SeveralFormatsToStandardOutputIsAUsageError) {
-  const ProfcollectRun r = run_profcollect({"convert", "-p", fixture("hot_gcc.data").string(), "--format",
-                                            "bolt,autofdo", "-o", "-", fixture("hot_gcc").string()});
+  const ProfcollectRun r =
+      run_profcollect({"convert", "-p", fixture("hot_gcc.data").string(), "--format",
+                       "bolt,autofdo", "-o", "-", fixture("hot_gcc").string()});
   EXPECT_EQ(r.run.exit_code, 2) << r.describe();
   EXPECT_TRUE(r.run.out.empty());
 }

@@ -145,7 +145,8 @@ TEST_F(ConvertReportTest, WithBinaryCountsMappedSamplesPerFunctionAsPerfScript) 
       << "mapped vs perf script's samples in " << binary;
 
   uint64_t unmapped = 0;
-  for (const auto& [reason, count] : (*report)["binary"]["unmapped"].items()) unmapped += count.get<uint64_t>();
+  for (const auto& [reason, count] : (*report)["binary"]["unmapped"].items())
+    unmapped += count.get<uint64_t>();
   EXPECT_EQ(in_binary + unmapped, samples->size()) << "mapped + unmapped should be every sample";
 
   std::map<std::string, uint64_t> functions;

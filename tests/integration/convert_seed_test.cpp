@@ -25,8 +25,9 @@ TEST_P(ConvertSeedTest, Perf2BoltMapsNoneButWeMapEverySamplePerfScriptSymbolizes
   ASSERT_EQ(reference.run.exit_code, 0) << reference.run.describe(reference.argv);
   std::smatch match;
   const std::string perf2bolt_says = reference.run.out + reference.run.err;
-  ASSERT_TRUE(std::regex_search(perf2bolt_says, match,
-                                std::regex(R"(out of range samples recorded in unknown regions: (\d+) \(100\.0%\))")))
+  ASSERT_TRUE(std::regex_search(
+      perf2bolt_says, match,
+      std::regex(R"(out of range samples recorded in unknown regions: (\d+) \(100\.0%\))")))
       << "perf2bolt maps this binary now; the seed case no longer shows the bug:\n"
       << reference.run.describe(reference.argv);
   EXPECT_GT(std::stoull(match[1].str()), 0u);

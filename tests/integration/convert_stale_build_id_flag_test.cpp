@@ -62,7 +62,8 @@ TEST_F(ConvertStaleBuildIdFlag, FlaggedDeviceInodeRecordsAreReadAsSuchAndTheLibr
   const fs::path spawner = fixture("live_spawner");
   const fs::path library = fixture("liblive_plug.so");
   TempDir tmp;
-  const fs::path go = tmp / "go", out = tmp / "out", data = tmp / "perf.data", fdata = tmp / "plug.fdata";
+  const fs::path go = tmp / "go", out = tmp / "out", data = tmp / "perf.data",
+                 fdata = tmp / "plug.fdata";
 
   // Each worker of the program runs 1 s of its own CPU time once `go` exists; the library is
   // dlopened then.
@@ -77,10 +78,14 @@ TEST_F(ConvertStaleBuildIdFlag, FlaggedDeviceInodeRecordsAreReadAsSuchAndTheLibr
   BackgroundProcess perf = BackgroundProcess::start(
       {"perf", "record", "-q", "-N", "-B", "-e", "cpu-clock", "-F", "1000", "-D", "-1", "--control",
        "fifo:" + ctl.string() + "," + ack.string(), "-o", data.string(), "-p", pid});
-  ASSERT_TRUE(perf_control(ctl, ack, "enable")) << "perf record did not enable\n" << perf.describe();
+  ASSERT_TRUE(perf_control(ctl, ack, "enable")) << "perf record did not enable\n"
+                                                << perf.describe();
   BackgroundProcess collector = start_profcollect({"-o", out.string(), "--pid", pid});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos || !collector.running(); },
-                         kPatience));
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return collector.err().find("collecting") != std::string::npos || !collector.running();
+      },
+      kPatience));
   ASSERT_TRUE(collector.running()) << collector.describe();
 
   write_file(go, "");
@@ -113,9 +118,12 @@ TEST_F(ConvertStaleBuildIdFlag, FlaggedDeviceInodeRecordsAreReadAsSuchAndTheLibr
   const StrictFdata profile = read_fdata_strictly(fdata);
   ASSERT_TRUE(profile.valid()) << profile.error;
   const auto per_function = profile.per_function();
-  EXPECT_GE(per_function.count("plug_work") ? per_function.at("plug_work") : 0, 667u) << run.describe();
+  EXPECT_GE(per_function.count("plug_work") ? per_function.at("plug_work") : 0, 667u)
+      << run.describe();
   EXPECT_LE(profile.total(), 1333u);
-  EXPECT_GE(points(per_function.count("plug_work") ? per_function.at("plug_work") : 0, profile.total()), 95.0);
+  EXPECT_GE(
+      points(per_function.count("plug_work") ? per_function.at("plug_work") : 0, profile.total()),
+      95.0);
 }
 
 }  // namespace

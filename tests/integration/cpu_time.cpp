@@ -19,7 +19,8 @@ std::optional<std::chrono::nanoseconds> process_cpu_time(pid_t pid) {
   return std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec);
 }
 
-bool wait_for_cpu_time(pid_t pid, std::chrono::nanoseconds amount, std::chrono::milliseconds timeout) {
+bool wait_for_cpu_time(pid_t pid, std::chrono::nanoseconds amount,
+                       std::chrono::milliseconds timeout) {
   const std::optional<std::chrono::nanoseconds> start = process_cpu_time(pid);
   if (!start) return false;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -47,7 +48,8 @@ std::vector<pid_t> child_processes(pid_t pid) {
     std::istringstream rest(stat.substr(close + 1));
     std::string state;
     pid_t parent = 0;
-    if (rest >> state >> parent && parent == pid) children.push_back(static_cast<pid_t>(std::stol(name)));
+    if (rest >> state >> parent && parent == pid)
+      children.push_back(static_cast<pid_t>(std::stol(name)));
   }
   return children;
 }

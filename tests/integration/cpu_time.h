@@ -19,7 +19,8 @@ std::optional<std::chrono::nanoseconds> process_cpu_time(pid_t pid);
 
 // Waits until process `pid` has used `amount` more CPU time than when called (polling every
 // millisecond); false when it is gone or `timeout` passes first.
-bool wait_for_cpu_time(pid_t pid, std::chrono::nanoseconds amount, std::chrono::milliseconds timeout);
+bool wait_for_cpu_time(pid_t pid, std::chrono::nanoseconds amount,
+                       std::chrono::milliseconds timeout);
 
 // The processes whose parent is `pid` (from /proc/*/stat), e.g. the command profcollect runs.
 std::vector<pid_t> child_processes(pid_t pid);

@@ -36,7 +36,8 @@ TEST_F(DaemonConfigFileTest, ADirectoryOrAFifoIsRefusedAtTheStart) {
   fs::create_directory(config());
   const ProfcollectRun dir = run_profcollect({"daemon", "--config", config().string()});
   EXPECT_EQ(dir.run.exit_code, 1) << dir.describe();
-  EXPECT_NE(dir.run.err.find(config().string() + ": is a directory, not a configuration file"), std::string::npos)
+  EXPECT_NE(dir.run.err.find(config().string() + ": is a directory, not a configuration file"),
+            std::string::npos)
       << dir.describe();
   fs::remove(config());
   ASSERT_EQ(::mkfifo(config().c_str(), 0600), 0);
@@ -45,7 +46,8 @@ TEST_F(DaemonConfigFileTest, ADirectoryOrAFifoIsRefusedAtTheStart) {
   const std::optional<int> code = fifo.wait(kPatience);
   ASSERT_TRUE(code) << "the daemon waited on the FIFO\n" << fifo.describe();
   EXPECT_EQ(*code, 1) << fifo.describe();
-  EXPECT_NE(fifo.err().find(config().string() + ": is a FIFO, not a configuration file"), std::string::npos)
+  EXPECT_NE(fifo.err().find(config().string() + ": is a FIFO, not a configuration file"),
+            std::string::npos)
       << fifo.describe();
   EXPECT_FALSE(fs::exists(socket())) << "nothing opens before the configuration is read";
   EXPECT_FALSE(fs::exists(out()));
@@ -64,7 +66,8 @@ TEST_F(DaemonConfigFileTest, AReloadOfADirectoryOrAFifoIsRefusedAndTheRunningCon
   fs::create_directory(config());
   const CtlRun as_dir = run_ctl(socket(), {"reload"});
   EXPECT_EQ(as_dir.exit_code, 1) << as_dir.describe();
-  EXPECT_NE(as_dir.reply.value("error", "").find(config().string() + ": is a directory"), std::string::npos)
+  EXPECT_NE(as_dir.reply.value("error", "").find(config().string() + ": is a directory"),
+            std::string::npos)
       << as_dir.describe();
   // SIGHUP too, and then the FIFO, by ctl and by SIGHUP: each refused at once, the loop free.
   daemon.signal(SIGHUP);
@@ -72,17 +75,20 @@ TEST_F(DaemonConfigFileTest, AReloadOfADirectoryOrAFifoIsRefusedAndTheRunningCon
   ASSERT_EQ(::mkfifo(config().c_str(), 0600), 0);
   const CtlRun as_fifo = run_ctl(socket(), {"reload", "--timeout", "30"});
   EXPECT_EQ(as_fifo.exit_code, 1) << as_fifo.describe();
-  EXPECT_NE(as_fifo.reply.value("error", "").find(config().string() + ": is a FIFO"), std::string::npos)
+  EXPECT_NE(as_fifo.reply.value("error", "").find(config().string() + ": is a FIFO"),
+            std::string::npos)
       << as_fifo.describe();
   daemon.signal(SIGHUP);
   const CtlRun after = run_ctl(socket(), {"status", "--timeout", "30"});
-  ASSERT_EQ(after.exit_code, 0) << "the daemon stopped answering\n" << after.describe() << daemon.describe();
+  ASSERT_EQ(after.exit_code, 0) << "the daemon stopped answering\n"
+                                << after.describe() << daemon.describe();
   // Everything as it was: the socket (the daemon answers on it), output_dir, the filter.
   EXPECT_EQ(after.reply.value("output_dir", ""), out().string()) << after.describe();
   EXPECT_EQ(after.reply.value("event", ""), before.reply.value("event", "")) << after.describe();
   EXPECT_TRUE(fs::exists(socket()));
   const std::string log = daemon.err();
-  EXPECT_NE(log.find("reload refused, the running configuration is kept: " + config().string() + ": is a directory"),
+  EXPECT_NE(log.find("reload refused, the running configuration is kept: " + config().string() +
+                     ": is a directory"),
             std::string::npos)
       << log;
   EXPECT_EQ(log.find("configuration reloaded"), std::string::npos) << log;
@@ -104,23 +110,28 @@ TEST_F(DaemonConfigFileTest, CheckConfigPrintsTheConfigurationInEffectOrTheReaso
   const ProfcollectRun good = run_profcollect({"daemon", "--check-config", config().string()});
   ASSERT_EQ(good.run.exit_code, 0) << good.describe();
   // Every key, the defaults included, as TOML that the daemon itself reads back to the same.
-  for (const std::string line : {"frequency = 1000", "flush_interval = '1h'", "schedule = 'continuous'",
-                                 "engine = 'perf'", "backlog_mb = 64", "kernel = false"}) {
+  for (const std::string line :
+       {"frequency = 1000", "flush_interval = '1h'", "schedule = 'continuous'", "engine = 'perf'",
+        "backlog_mb = 64", "kernel = false"}) {
     EXPECT_NE(good.run.out.find(line + "\n"), std::string::npos) << line << "\n" << good.describe();
   }
   write_text(tmp_ / "effective.toml", good.run.out);
-  const ProfcollectRun again = run_profcollect({"daemon", "--check-config", (tmp_ / "effective.toml").string()});
+  const ProfcollectRun again =
+      run_profcollect({"daemon", "--check-config", (tmp_ / "effective.toml").string()});
   ASSERT_EQ(again.run.exit_code, 0) << again.describe();
-  EXPECT_EQ(again.run.out.substr(again.run.out.find('\n')), good.run.out.substr(good.run.out.find('\n')));
+  EXPECT_EQ(again.run.out.substr(again.run.out.find('\n')),
+            good.run.out.substr(good.run.out.find('\n')));
   // --config's file when --check-config names none.
-  const ProfcollectRun by_config = run_profcollect({"daemon", "--config", config().string(), "--check-config"});
+  const ProfcollectRun by_config =
+      run_profcollect({"daemon", "--config", config().string(), "--check-config"});
   EXPECT_EQ(by_config.run.exit_code, 0) << by_config.describe();
   EXPECT_EQ(by_config.run.out, good.run.out);
 
   write_text(config(), config_text() + "frequncy = 5\n");
   const ProfcollectRun bad = run_profcollect({"daemon", "--check-config", config().string()});
   EXPECT_EQ(bad.run.exit_code, 1) << bad.describe();
-  EXPECT_NE(bad.run.err.find(config().string() + ":7: frequncy: unknown key"), std::string::npos) << bad.describe();
+  EXPECT_NE(bad.run.err.find(config().string() + ":7: frequncy: unknown key"), std::string::npos)
+      << bad.describe();
   fs::remove(config());
   fs::create_directory(config());
   const ProfcollectRun dir = run_profcollect({"daemon", "--check-config", config().string()});

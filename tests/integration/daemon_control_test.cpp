@@ -32,11 +32,9 @@ class DaemonControlTest : public LiveFixtureTest {
   // A configuration that profiles live_spin only, with cpu-clock (every machine has it), and
   // flushes only when asked (or at the end).
   std::string config_text(unsigned frequency = 4000) const {
-    return "output_dir = \"" + (tmp_ / "out").string() + "\"\n" +
-           "socket = \"" + socket().string() + "\"\n" +
-           "event = \"cpu-clock\"\n" +
-           "frequency = " + std::to_string(frequency) + "\n" +
-           "flush_interval = \"1h\"\n" +
+    return "output_dir = \"" + (tmp_ / "out").string() + "\"\n" + "socket = \"" +
+           socket().string() + "\"\n" + "event = \"cpu-clock\"\n" +
+           "frequency = " + std::to_string(frequency) + "\n" + "flush_interval = \"1h\"\n" +
            "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n" +
            "allowed_group = \"nogroup\"\n";
   }
@@ -94,7 +92,8 @@ class RawClient {
   std::string buffer_;
 };
 
-TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithAFinalFlushAtSigterm) {
+TEST_F(DaemonControlTest,
+       NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithAFinalFlushAtSigterm) {
   write_text(config(), config_text());
   NotifyListener notify(tmp_ / "notify");
   BackgroundProcess daemon = start_daemon(config(), notify, std::chrono::microseconds(400'000));
@@ -123,7 +122,8 @@ TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithA
         status = run_ctl(socket(), {"status"});
         if (status.exit_code != 0 || status.reply.is_discarded()) return true;
         for (const auto& b : status.reply["binaries"]) {
-          if (b["path"] == fixture("live_spin").string() && b["samples"].get<uint64_t>() > 0) return true;
+          if (b["path"] == fixture("live_spin").string() && b["samples"].get<uint64_t>() > 0)
+            return true;
         }
         return false;
       },
@@ -139,7 +139,8 @@ TEST_F(DaemonControlTest, NotifiesReadyAnswersStatusFlushesOnRequestAndEndsWithA
   EXPECT_TRUE(s["unmapped"].contains("other_binary")) << s.dump();
   EXPECT_TRUE(s["disk_bytes"].is_number_unsigned());
   ASSERT_EQ(s["binaries"].size(), 1u) << "binaries selects live_spin only: " << s.dump();
-  EXPECT_TRUE(profile_dirs(out(), "live_spin").empty()) << "flushed before the flush interval or a request";
+  EXPECT_TRUE(profile_dirs(out(), "live_spin").empty())
+      << "flushed before the flush interval or a request";
 
   const CtlRun flush = run_ctl(socket(), {"flush"});
   ASSERT_EQ(flush.exit_code, 0) << flush.describe();
@@ -171,7 +172,8 @@ TEST_F(DaemonControlTest, ADutyCycleCollectsInWindowsAndFlushesAtTheEndOfEach) {
   BackgroundProcess daemon = start_daemon(config(), notify);
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
   // The first window ends after a second: its profiles are written with no flush asked for.
-  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience)) << notify.describe();
+  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience))
+      << notify.describe();
   const auto dirs = profile_dirs(out(), "live_spin");
   ASSERT_EQ(dirs.size(), 1u) << "the end of a window wrote no profile\n" << daemon.describe();
   const StrictFdata first = read_fdata_strictly(dirs[0] / "bolt.fdata");
@@ -184,7 +186,8 @@ TEST_F(DaemonControlTest, ADutyCycleCollectsInWindowsAndFlushesAtTheEndOfEach) {
     ASSERT_TRUE(notify.wait_for("STATUS=collecting", kPatience)) << notify.describe();
   }
   // The second window adds to the first.
-  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience)) << notify.describe();
+  ASSERT_TRUE(notify.wait_for("STATUS=waiting for the next collection window", kPatience))
+      << notify.describe();
   const StrictFdata second = read_fdata_strictly(dirs[0] / "bolt.fdata");
   ASSERT_TRUE(second.valid()) << second.error;
   EXPECT_GT(second.total(), first.total()) << "the second window added nothing";
@@ -200,8 +203,9 @@ TEST_F(DaemonControlTest, AnExcludedBinaryGetsNoProfileWhileTheOthersDo) {
   fs::copy_file(fixture("live_spin"), copy);
   write_text(config(), "output_dir = \"" + out().string() + "\"\nsocket = \"" + socket().string() +
                            "\"\nevent = \"cpu-clock\"\nflush_interval = \"1h\"\nbinaries = [" +
-                           exact_path_pattern(fixture("live_spin")) + ", " + exact_path_pattern(copy) +
-                           "]\nexclude = [" + exact_path_pattern(copy) + "]\n");
+                           exact_path_pattern(fixture("live_spin")) + ", " +
+                           exact_path_pattern(copy) + "]\nexclude = [" + exact_path_pattern(copy) +
+                           "]\n");
   NotifyListener notify(tmp_ / "notify");
   BackgroundProcess daemon = start_daemon(config(), notify);
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
@@ -215,7 +219,8 @@ TEST_F(DaemonControlTest, AnExcludedBinaryGetsNoProfileWhileTheOthersDo) {
   EXPECT_TRUE(profile_dirs(out(), "spin_excluded").empty()) << daemon.describe();
   const CtlRun status = run_ctl(socket(), {"status"});
   ASSERT_EQ(status.exit_code, 0) << status.describe();
-  for (const auto& b : status.reply["binaries"]) EXPECT_NE(b["path"], copy.string()) << status.reply.dump();
+  for (const auto& b : status.reply["binaries"])
+    EXPECT_NE(b["path"], copy.string()) << status.reply.dump();
   daemon.signal(SIGTERM);
   ASSERT_TRUE(daemon.wait(kPatience)) << daemon.describe();
 }
@@ -231,7 +236,8 @@ TEST_F(DaemonControlTest, ABadConfigurationIsRefusedAtStartNamingFileLineAndKey)
   write_text(config(), config_text() + "\nfrequncy = 99\n");
   const ProfcollectRun unknown = run_profcollect({"daemon", "--config", config().string()});
   EXPECT_EQ(unknown.run.exit_code, 1) << unknown.describe();
-  EXPECT_NE(unknown.run.err.find(config().string() + ":9: frequncy: unknown key"), std::string::npos)
+  EXPECT_NE(unknown.run.err.find(config().string() + ":9: frequncy: unknown key"),
+            std::string::npos)
       << unknown.describe();
   EXPECT_FALSE(fs::exists(socket()));
 }
@@ -254,7 +260,9 @@ TEST_F(DaemonControlTest, AReloadOfABrokenFileKeepsTheRunningConfigurationAndAGo
       [&] {
         const std::string err = daemon.err();
         size_t n = 0;
-        for (size_t at = err.find("reload refused"); at != std::string::npos; at = err.find("reload refused", at + 1)) ++n;
+        for (size_t at = err.find("reload refused"); at != std::string::npos;
+             at = err.find("reload refused", at + 1))
+          ++n;
         return n >= 2;
       },
       kPatience))
@@ -273,7 +281,12 @@ TEST_F(DaemonControlTest, AReloadOfABrokenFileKeepsTheRunningConfigurationAndAGo
   EXPECT_EQ(now.reply["frequency_hz"], 1999) << now.describe();
   // systemd hears RELOADING=1 and READY=1 around every reload (three here).
   EXPECT_TRUE(notify.wait_for("READY=1", kPatience));
-  EXPECT_TRUE(wait_until([&] { notify.wait_for("READY=1", 10ms); return notify.count("READY=1") >= 4; }, kPatience))
+  EXPECT_TRUE(wait_until(
+      [&] {
+        notify.wait_for("READY=1", 10ms);
+        return notify.count("READY=1") >= 4;
+      },
+      kPatience))
       << notify.describe();
   EXPECT_GE(notify.count("RELOADING=1"), 3u) << notify.describe();
 
@@ -292,7 +305,8 @@ TEST_F(DaemonControlTest, BadAndOversizedRequestsGetAnErrorAndTheDaemonKeepsServ
   auto error_of = [](const std::optional<std::string>& line) {
     if (!line) return std::string("(no reply)");
     const json j = json::parse(*line, nullptr, false);
-    return j.is_object() && j.contains("error") ? j["error"].get<std::string>() : "(not an error: " + *line + ")";
+    return j.is_object() && j.contains("error") ? j["error"].get<std::string>()
+                                                : "(not an error: " + *line + ")";
   };
   {
     RawClient c(socket());
@@ -333,13 +347,15 @@ TEST_F(DaemonControlTest, BadAndOversizedRequestsGetAnErrorAndTheDaemonKeepsServ
     RawClient c(socket());
     ASSERT_TRUE(c.send("{\"cmd\": \"kernel\"}\n"));
     EXPECT_EQ(error_of(c.line()), kDurationRange);
-    for (const std::string bad : {"1e10", "1e308", "31622401", "0", "-1", "0.0001", "\"5\"", "true", "null", "[5]"}) {
+    for (const std::string bad :
+         {"1e10", "1e308", "31622401", "0", "-1", "0.0001", "\"5\"", "true", "null", "[5]"}) {
       SCOPED_TRACE(bad);
       ASSERT_TRUE(c.send("{\"cmd\": \"kernel\", \"duration\": " + bad + "}\n"));
       const std::string error = error_of(c.line());
       EXPECT_EQ(error.rfind(kDurationRange, 0), 0u) << error;
     }
-    EXPECT_EQ(daemon.err().find("collecting a kernel profile"), std::string::npos) << daemon.describe();
+    EXPECT_EQ(daemon.err().find("collecting a kernel profile"), std::string::npos)
+        << daemon.describe();
   }
   const CtlRun status = run_ctl(socket(), {"status"});
   EXPECT_EQ(status.exit_code, 0) << status.describe() << daemon.describe();
@@ -348,8 +364,9 @@ TEST_F(DaemonControlTest, BadAndOversizedRequestsGetAnErrorAndTheDaemonKeepsServ
 
 TEST_F(DaemonControlTest, OnlyRootAndTheAllowedGroupAreServed) {
   // nobody (65534) must reach the socket's directory.
-  fs::permissions(tmp_.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                   fs::perms::others_read | fs::perms::others_exec);
+  fs::permissions(tmp_.path(), fs::perms::owner_all | fs::perms::group_read |
+                                   fs::perms::group_exec | fs::perms::others_read |
+                                   fs::perms::others_exec);
   write_text(config(), config_text());
   NotifyListener notify(tmp_ / "notify");
   BackgroundProcess daemon = start_daemon(config(), notify);
@@ -372,7 +389,8 @@ TEST_F(DaemonControlTest, OnlyRootAndTheAllowedGroupAreServed) {
   EXPECT_EQ(refused.reply.value("error", ""),
             "permission denied: uid 65534 is neither root nor a member of the allowed group")
       << refused.describe();
-  EXPECT_NE(daemon.err().find("refused a request: uid 65534"), std::string::npos) << daemon.describe();
+  EXPECT_NE(daemon.err().find("refused a request: uid 65534"), std::string::npos)
+      << daemon.describe();
   EXPECT_FALSE(fs::exists(out() / "collection.json")) << "the refused flush was done";
   EXPECT_EQ(run_ctl(socket(), {"status"}).exit_code, 0) << "root is always served";
   EXPECT_TRUE(daemon.running()) << daemon.describe();

@@ -28,8 +28,9 @@ using namespace std::chrono_literals;
 
 struct KernelText {
   uint64_t text = 0, etext = 0;
-  std::map<std::string, std::vector<uint64_t>> addresses_of;  // name -> its addresses (local names repeat)
-  std::vector<uint64_t> addresses;             // distinct text symbol addresses, sorted
+  std::map<std::string, std::vector<uint64_t>>
+      addresses_of;                 // name -> its addresses (local names repeat)
+  std::vector<uint64_t> addresses;  // distinct text symbol addresses, sorted
 };
 
 KernelText read_kernel_text() {
@@ -68,7 +69,8 @@ class DaemonKernelKeyTest : public LiveFixtureTest {
     LiveFixtureTest::SetUp();
     if (IsSkipped()) return;
     if (::geteuid() != 0) GTEST_SKIP() << "system-wide kernel samples need root (or CAP_PERFMON)";
-    if (!have_executable("perf")) GTEST_SKIP() << "perf is not installed (the judge of the running kernel's build-id)";
+    if (!have_executable("perf"))
+      GTEST_SKIP() << "perf is not installed (the judge of the running kernel's build-id)";
     if (!have_executable("gcc")) GTEST_SKIP() << "gcc is not installed";
     std::string error;
     load_ = build_syscall_load(tmp_.path(), error);
@@ -77,10 +79,11 @@ class DaemonKernelKeyTest : public LiveFixtureTest {
   }
 
   void write_config(bool kernel) {
-    write_text(config(), "output_dir = \"" + out().string() + "\"\n" + "socket = \"" + socket().string() +
-                             "\"\n" + "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" +
-                             "kernel = " + (kernel ? "true" : "false") + "\n" +
-                             "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+    write_text(config(), "output_dir = \"" + out().string() + "\"\n" + "socket = \"" +
+                             socket().string() + "\"\n" + "event = \"cpu-clock\"\n" +
+                             "flush_interval = \"1h\"\n" +
+                             "kernel = " + (kernel ? "true" : "false") + "\n" + "binaries = [" +
+                             exact_path_pattern(fixture("live_spin")) + "]\n");
   }
 
   // One daemon run: started, the syscall load run until its kernel profile holds `samples`,
@@ -96,9 +99,11 @@ class DaemonKernelKeyTest : public LiveFixtureTest {
       do {
         std::this_thread::sleep_for(200ms);
         status = run_ctl(socket(), {"status"}).reply;
-      } while (status["kernel"].value("samples", uint64_t{0}) < samples && std::chrono::steady_clock::now() < deadline);
+      } while (status["kernel"].value("samples", uint64_t{0}) < samples &&
+               std::chrono::steady_clock::now() < deadline);
     }
-    EXPECT_GE(status["kernel"].value("samples", uint64_t{0}), samples) << status.dump() << daemon.describe();
+    EXPECT_GE(status["kernel"].value("samples", uint64_t{0}), samples)
+        << status.dump() << daemon.describe();
     const CtlRun flush = run_ctl(socket(), {"flush"});
     EXPECT_EQ(flush.exit_code, 0) << flush.describe() << daemon.describe();
     daemon.signal(SIGTERM);
@@ -118,7 +123,8 @@ class DaemonKernelKeyTest : public LiveFixtureTest {
   int runs_ = 0;
 };
 
-TEST_F(DaemonKernelKeyTest, TheKernelProfileMatchesKallsymsAddsUpAcrossRestartsAndADamagedOneIsSetAside) {
+TEST_F(DaemonKernelKeyTest,
+       TheKernelProfileMatchesKallsymsAddsUpAcrossRestartsAndADamagedOneIsSetAside) {
   const CommandResult id = run_command({"perf", "buildid-list", "-k"});
   ASSERT_EQ(id.exit_code, 0) << id.describe({"perf", "buildid-list", "-k"});
   const std::string build_id = split_lines(id.out).at(0);
@@ -163,7 +169,8 @@ TEST_F(DaemonKernelKeyTest, TheKernelProfileMatchesKallsymsAddsUpAcrossRestartsA
     for (uint64_t start : a->second) {
       const auto next = std::upper_bound(k.addresses.begin(), k.addresses.end(), start);
       const uint64_t end = next == k.addresses.end() ? k.etext : std::min(*next, k.etext);
-      for (auto it = offsets1.lower_bound(start - k.text); it != offsets1.end() && it->first < end - k.text; ++it) {
+      for (auto it = offsets1.lower_bound(start - k.text);
+           it != offsets1.end() && it->first < end - k.text; ++it) {
         in_ranges += it->second;
       }
     }
@@ -200,7 +207,8 @@ TEST_F(DaemonKernelKeyTest, TheKernelProfileMatchesKallsymsAddsUpAcrossRestartsA
   EXPECT_EQ(set_aside, 4u) << "autofdo.unsym, functions.txt, samples.ip and meta.json kept aside";
   const json meta3 = json::parse(read_file(dir / "meta.json"));
   const json kernel3 = json::parse(read_file(out() / "kernel.json"));
-  EXPECT_EQ(meta3["kernel_samples"], kernel3["kernel_samples"]) << "started again from this run alone";
+  EXPECT_EQ(meta3["kernel_samples"], kernel3["kernel_samples"])
+      << "started again from this run alone";
 }
 
 TEST_F(DaemonKernelKeyTest, AReloadTurnsTheKernelProfileOnAndOffAndOffWritesIt) {
@@ -221,9 +229,11 @@ TEST_F(DaemonKernelKeyTest, AReloadTurnsTheKernelProfileOnAndOffAndOffWritesIt) 
     do {
       std::this_thread::sleep_for(200ms);
       status = run_ctl(socket(), {"status"}).reply;
-    } while (status["kernel"].value("samples", uint64_t{0}) < 500 && std::chrono::steady_clock::now() < deadline);
+    } while (status["kernel"].value("samples", uint64_t{0}) < 500 &&
+             std::chrono::steady_clock::now() < deadline);
   }
-  EXPECT_GE(status["kernel"].value("samples", uint64_t{0}), 500u) << status.dump() << daemon.describe();
+  EXPECT_GE(status["kernel"].value("samples", uint64_t{0}), 500u)
+      << status.dump() << daemon.describe();
 
   write_config(false);
   const CtlRun off = run_ctl(socket(), {"reload"});
@@ -233,7 +243,8 @@ TEST_F(DaemonKernelKeyTest, AReloadTurnsTheKernelProfileOnAndOffAndOffWritesIt) 
   // Turned off, the kernel profile was written with what it had.
   const json kernel = json::parse(read_file(out() / "kernel.json"));
   EXPECT_GE(kernel.value("kernel_samples", uint64_t{0}), 500u) << kernel.dump();
-  EXPECT_TRUE(fs::is_directory(out() / kernel.value("profile_dir", std::string()))) << kernel.dump();
+  EXPECT_TRUE(fs::is_directory(out() / kernel.value("profile_dir", std::string())))
+      << kernel.dump();
   daemon.signal(SIGTERM);
   EXPECT_EQ(daemon.wait(kPatience), std::optional<int>(0)) << daemon.describe();
 }

@@ -18,9 +18,9 @@ using namespace std::chrono_literals;
 class DaemonKernelTest : public LiveFixtureTest {
  protected:
   std::string config_text() const {
-    return "output_dir = \"" + out().string() + "\"\n" + "socket = \"" + socket().string() + "\"\n" +
-           "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" +
-           "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n";
+    return "output_dir = \"" + out().string() + "\"\n" + "socket = \"" + socket().string() +
+           "\"\n" + "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" + "binaries = [" +
+           exact_path_pattern(fixture("live_spin")) + "]\n";
   }
   fs::path socket() const { return tmp_ / "run" / "ctl"; }
   fs::path out() const { return tmp_ / "out"; }
@@ -36,15 +36,17 @@ TEST_F(DaemonKernelTest, AKernelRequestIsAnsweredWithItsPathAndASecondOneWhileIt
   BackgroundProcess daemon = start_daemon(config(), notify);
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
 
-  BackgroundProcess first = BackgroundProcess::start(
-      {profcollect_exe().string(), "ctl", "--json", "--socket", socket().string(), "kernel", "--duration", "4"});
+  BackgroundProcess first =
+      BackgroundProcess::start({profcollect_exe().string(), "ctl", "--json", "--socket",
+                                socket().string(), "kernel", "--duration", "4"});
   // The first request is being served once the daemon says so in its log.
   const auto deadline = std::chrono::steady_clock::now() + kPatience;
   while (daemon.err().find("collecting a kernel profile") == std::string::npos &&
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
   }
-  ASSERT_NE(daemon.err().find("collecting a kernel profile"), std::string::npos) << daemon.describe() << first.describe();
+  ASSERT_NE(daemon.err().find("collecting a kernel profile"), std::string::npos)
+      << daemon.describe() << first.describe();
 
   const CtlRun second = run_ctl(socket(), {"kernel", "--duration", "1"});
   EXPECT_EQ(second.exit_code, 1) << second.describe();
@@ -55,10 +57,12 @@ TEST_F(DaemonKernelTest, AKernelRequestIsAnsweredWithItsPathAndASecondOneWhileIt
   ASSERT_TRUE(status.reply.contains("kernel_profile")) << status.describe();
   EXPECT_EQ(status.reply["kernel_profile"].value("duration_s", 0.0), 4.0) << status.describe();
   EXPECT_LE(status.reply["kernel_profile"].value("remaining_s", 99.0), 4.0) << status.describe();
-  EXPECT_EQ(fs::path(status.reply["kernel_profile"].value("output_dir", "")).parent_path(), out()) << status.describe();
+  EXPECT_EQ(fs::path(status.reply["kernel_profile"].value("output_dir", "")).parent_path(), out())
+      << status.describe();
   const CtlRun said = run_ctl(socket(), {"status"}, std::nullopt, /*json=*/false);
   EXPECT_NE(said.out.find("kernel profile in progress"), std::string::npos) << said.describe();
-  EXPECT_TRUE(first.running()) << "the first request was answered before its duration\n" << first.describe();
+  EXPECT_TRUE(first.running()) << "the first request was answered before its duration\n"
+                               << first.describe();
 
   const std::optional<int> code = first.wait(kPatience);
   ASSERT_TRUE(code) << first.describe() << daemon.describe();

@@ -24,9 +24,10 @@ class DaemonNotifyTest : public LiveFixtureTest {
 };
 
 TEST_F(DaemonNotifyTest, AManagerThatStopsReadingNeverStallsTheDaemon) {
-  write_text(config(), "output_dir = \"" + (tmp_ / "out").string() + "\"\n" + "socket = \"" + socket().string() +
-                           "\"\n" + "event = \"cpu-clock\"\n" + "flush_interval = \"1h\"\n" +
-                           "binaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+  write_text(config(), "output_dir = \"" + (tmp_ / "out").string() + "\"\n" + "socket = \"" +
+                           socket().string() + "\"\n" + "event = \"cpu-clock\"\n" +
+                           "flush_interval = \"1h\"\n" + "binaries = [" +
+                           exact_path_pattern(fixture("live_spin")) + "]\n");
   NotifyListener notify(tmp_ / "notify");
   BackgroundProcess daemon = start_daemon(config(), notify, std::chrono::microseconds(20000));
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();

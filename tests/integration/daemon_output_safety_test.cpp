@@ -27,9 +27,11 @@ class DaemonOutputSafetyTest : public SpoolFixtureTest {
   fs::path socket() const { return tmp_ / "run" / "ctl"; }
   std::string config_text(const fs::path& output_dir, const std::vector<fs::path>& programs) const {
     std::string binaries;
-    for (const fs::path& p : programs) binaries += (binaries.empty() ? "" : ", ") + exact_path_pattern(p);
+    for (const fs::path& p : programs)
+      binaries += (binaries.empty() ? "" : ", ") + exact_path_pattern(p);
     return "output_dir = \"" + output_dir.string() + "\"\nsocket = \"" + socket().string() +
-           "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = \"1h\"\nbinaries = [" + binaries + "]\n";
+           "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = \"1h\"\nbinaries = [" +
+           binaries + "]\n";
   }
   TempDir tmp_;
 };
@@ -59,7 +61,8 @@ std::map<std::string, std::pair<std::string, int64_t>> state_of(const fs::path& 
   auto add = [&](const fs::path& p) {
     struct stat st {};
     if (::lstat(p.c_str(), &st) != 0) return;
-    s[p.string()] = {S_ISREG(st.st_mode) ? read_file(p) : std::string(), st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec};
+    s[p.string()] = {S_ISREG(st.st_mode) ? read_file(p) : std::string(),
+                     st.st_mtim.tv_sec * 1'000'000'000 + st.st_mtim.tv_nsec};
   };
   add(dir);
   if (fs::is_directory(fs::symlink_status(dir))) {
@@ -69,7 +72,8 @@ std::map<std::string, std::pair<std::string, int64_t>> state_of(const fs::path& 
 }
 
 TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOpenToOthers) {
-  const fs::path a = spool_fixture("spool_safe_0"), b = spool_fixture("spool_safe_1"), c = spool_fixture("spool_safe_2");
+  const fs::path a = spool_fixture("spool_safe_0"), b = spool_fixture("spool_safe_1"),
+                 c = spool_fixture("spool_safe_2");
   const std::string a_dir = directory_of(a), b_dir = directory_of(b), c_dir = directory_of(c);
   // What the planted links point to, outside the output directory.
   const fs::path outside = tmp_ / "outside";
@@ -113,19 +117,25 @@ TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOp
   const CtlRun flush = run_ctl(socket(), {"flush"});
   // A could not be written: the flush says so, and the daemon goes on.
   EXPECT_EQ(flush.exit_code, 1) << flush.describe();
-  EXPECT_NE(flush.reply.value("error", "").find("the flush failed"), std::string::npos) << flush.describe();
+  EXPECT_NE(flush.reply.value("error", "").find("the flush failed"), std::string::npos)
+      << flush.describe();
   EXPECT_TRUE(daemon.running()) << daemon.describe();
-  EXPECT_EQ(state_of(outside), outside_before) << "a planted link was followed\n" << daemon.describe();
+  EXPECT_EQ(state_of(outside), outside_before) << "a planted link was followed\n"
+                                               << daemon.describe();
   const std::string log = daemon.err();
-  EXPECT_NE(log.find((out() / a_dir).string() + ": is a symbolic link: not followed"), std::string::npos) << log;
-  EXPECT_NE(log.find((out() / c_dir / "bolt.fdata").string() + ": is a symbolic link: not followed; the directory's "
+  EXPECT_NE(log.find((out() / a_dir).string() + ": is a symbolic link: not followed"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find((out() / c_dir / "bolt.fdata").string() +
+                     ": is a symbolic link: not followed; the directory's "
                      "earlier files were set aside"),
             std::string::npos)
       << log;
   EXPECT_TRUE(fs::is_symlink(out() / a_dir));
   // The reply, and the status after it, name the binary that was not written and why: a daemon
   // failing its flushes does not look healthy.
-  EXPECT_NE(flush.reply.value("error", "").find(a.string() + ": "), std::string::npos) << flush.describe();
+  EXPECT_NE(flush.reply.value("error", "").find(a.string() + ": "), std::string::npos)
+      << flush.describe();
   ASSERT_TRUE(flush.reply.contains("failures")) << flush.describe();
   const CtlRun health = run_ctl(socket(), {"status"});
   ASSERT_EQ(health.exit_code, 0) << health.describe();
@@ -154,7 +164,8 @@ TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOp
   }
   size_t set_aside_links = 0;
   for (const auto& e : fs::directory_iterator(out() / c_dir)) {
-    if (e.is_symlink() && e.path().filename().string().starts_with("bolt.fdata.unreadable-")) ++set_aside_links;
+    if (e.is_symlink() && e.path().filename().string().starts_with("bolt.fdata.unreadable-"))
+      ++set_aside_links;
   }
   EXPECT_EQ(set_aside_links, 1u) << "the planted link was not kept aside";
   // collection.json is replaced by the daemon's own file.
@@ -177,7 +188,8 @@ TEST_F(DaemonOutputSafetyTest, PlantedLinksAreNotFollowedAndNothingItCreatesIsOp
   for (const auto& e : fs::recursive_directory_iterator(out())) {
     ASSERT_EQ(::lstat(e.path().c_str(), &st), 0) << e.path();
     if (S_ISLNK(st.st_mode)) continue;
-    EXPECT_EQ(st.st_mode & S_IRWXO, 0u) << e.path() << " is open to others: " << std::oct << (st.st_mode & 07777);
+    EXPECT_EQ(st.st_mode & S_IRWXO, 0u)
+        << e.path() << " is open to others: " << std::oct << (st.st_mode & 07777);
     EXPECT_EQ(st.st_mode & 07777, S_ISDIR(st.st_mode) ? 0700u : 0600u) << e.path();
   }
 }
@@ -190,7 +202,8 @@ TEST_F(DaemonOutputSafetyTest, AnOutputDirThatIsALinkIsRefusedAtStart) {
   const ProfcollectRun run = run_profcollect({"daemon", "--config", config.string()});
   EXPECT_EQ(run.run.exit_code, 1) << run.describe();
   EXPECT_NE(run.run.err.find((tmp_ / "linked").string() +
-                             ": output_dir is a symbolic link: the daemon does not follow it (name the directory itself)"),
+                             ": output_dir is a symbolic link: the daemon does not follow it (name "
+                             "the directory itself)"),
             std::string::npos)
       << run.describe();
   EXPECT_TRUE(fs::is_empty(tmp_ / "elsewhere"));

@@ -24,8 +24,9 @@ class DaemonRestartTest : public LiveFixtureTest {
   // Profiles live_spin only, at 4000 Hz on cpu-clock, flushing every `flush_interval`.
   void write_config(const std::string& flush_interval) const {
     write_text(config_, "output_dir = \"" + out_.string() + "\"\nsocket = \"" + socket_.string() +
-                            "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"" + flush_interval +
-                            "\"\nbinaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+                            "\"\nevent = \"cpu-clock\"\nfrequency = 4000\nflush_interval = \"" +
+                            flush_interval + "\"\nbinaries = [" +
+                            exact_path_pattern(fixture("live_spin")) + "]\n");
   }
   TempDir tmp_;
   const fs::path out_ = tmp_ / "out", socket_ = tmp_ / "ctl", config_ = tmp_ / "profcollect.toml";
@@ -47,7 +48,8 @@ std::map<std::string, uint64_t> function_totals(const fs::path& file) {
   for (const std::string& line : split_lines(read_file(file))) {
     if (line.empty() || line[0] == ' ') continue;
     const size_t head = line.rfind(':');
-    const size_t total = head == std::string::npos || head == 0 ? std::string::npos : line.rfind(':', head - 1);
+    const size_t total =
+        head == std::string::npos || head == 0 ? std::string::npos : line.rfind(':', head - 1);
     if (total == std::string::npos) continue;
     totals[line.substr(0, total)] += std::stoull(line.substr(total + 1, head - total - 1));
   }
@@ -60,8 +62,10 @@ void expect_only_grown(const std::map<Key, uint64_t>& before, const std::map<Key
                        const std::string& what) {
   for (const auto& [key, count] : before) {
     const auto it = after.find(key);
-    ASSERT_TRUE(it != after.end()) << what << ": " << ::testing::PrintToString(key) << " vanished after the restart";
-    EXPECT_GE(it->second, count) << what << ": " << ::testing::PrintToString(key) << " went down after the restart";
+    ASSERT_TRUE(it != after.end())
+        << what << ": " << ::testing::PrintToString(key) << " vanished after the restart";
+    EXPECT_GE(it->second, count) << what << ": " << ::testing::PrintToString(key)
+                                 << " went down after the restart";
   }
 }
 
@@ -104,8 +108,10 @@ TEST_F(DaemonRestartTest, AfterSigkillARestartTakesUpTheFlushedProfilesAndCounts
   ASSERT_TRUE(after.valid()) << after.error;
   for (const auto& [site, count] : before.counts) {
     const auto it = after.counts.find(site);
-    ASSERT_TRUE(it != after.counts.end()) << site.first << "+" << site.second << " vanished after the restart";
-    EXPECT_GE(it->second, count) << site.first << "+" << site.second << " went down after the restart";
+    ASSERT_TRUE(it != after.counts.end())
+        << site.first << "+" << site.second << " vanished after the restart";
+    EXPECT_GE(it->second, count) << site.first << "+" << site.second
+                                 << " went down after the restart";
   }
   EXPECT_GT(after.total(), before.total()) << "the restarted daemon added nothing";
   expect_only_grown(ips_before, address_counts(dirs[0] / "samples.ip"), "samples.ip");
@@ -142,10 +148,12 @@ TEST_F(DaemonRestartTest, TheFlushTimerWritesProfilesUnaskedSoASigkillLosesOnlyT
   };
   uint64_t first = 0;
   ASSERT_TRUE(wait_until([&] { return (first = flushed_total()) > 0; }, kPatience))
-      << "no flush without a request\n" << daemon->describe();
+      << "no flush without a request\n"
+      << daemon->describe();
   uint64_t second = 0;
   ASSERT_TRUE(wait_until([&] { return (second = flushed_total()) > first; }, kPatience))
-      << "the profile was not written again\n" << daemon->describe();
+      << "the profile was not written again\n"
+      << daemon->describe();
 
   // What the daemon has counted for the binary now reaches the files by a later timer flush.
   const CtlRun status = run_ctl(socket, {"status"});
@@ -157,7 +165,8 @@ TEST_F(DaemonRestartTest, TheFlushTimerWritesProfilesUnaskedSoASigkillLosesOnlyT
   ASSERT_GT(counted, 0u) << status.reply.dump();
   uint64_t on_disk = 0;
   ASSERT_TRUE(wait_until([&] { return (on_disk = flushed_total()) >= counted; }, kPatience))
-      << "counted " << counted << ", flushed " << on_disk << "\n" << daemon->describe();
+      << "counted " << counted << ", flushed " << on_disk << "\n"
+      << daemon->describe();
 
   daemon->signal(SIGKILL);
   ASSERT_TRUE(daemon->wait(kPatience));

@@ -33,16 +33,19 @@ TEST_F(DaemonShutdownTest, SigtermEndsWithinTwoSecondsAndWhatWasWrittenIsConsist
     programs.push_back(spool_fixture(name));
     patterns += (patterns.empty() ? "" : ", ") + exact_path_pattern(programs.back());
   }
-  write_text(config, "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
-                         "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = \"1h\"\nbinaries = [" +
-                         patterns + "]\n");
+  write_text(
+      config,
+      "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
+          "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = \"1h\"\nbinaries = [" +
+          patterns + "]\n");
   NotifyListener notify(tmp_ / "notify");
   BackgroundProcess daemon = start_daemon(config, notify);
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << daemon.describe() << notify.describe();
   std::vector<BackgroundProcess> running;
   for (const fs::path& p : programs) {
     running.push_back(start_target(p, {"0.05"}));
-    ASSERT_TRUE(wait_until([&] { return running.back().out().find("idle") != std::string::npos; }, kPatience))
+    ASSERT_TRUE(wait_until([&] { return running.back().out().find("idle") != std::string::npos; },
+                           kPatience))
         << running.back().describe();
   }
   daemon.signal(SIGTERM);
@@ -53,7 +56,9 @@ TEST_F(DaemonShutdownTest, SigtermEndsWithinTwoSecondsAndWhatWasWrittenIsConsist
   EXPECT_LE(std::stod(m[1]), 2.0) << log;
   const bool complete = log.find("; profiles in " + out.string()) != std::string::npos;
   const bool cut = log.find("final flush cut short after") != std::string::npos;
-  EXPECT_TRUE(complete != cut) << "the end says either where the profiles are or that it was cut short\n" << log;
+  EXPECT_TRUE(complete != cut)
+      << "the end says either where the profiles are or that it was cut short\n"
+      << log;
   size_t written = 0;
   for (const auto& e : fs::directory_iterator(out)) {
     if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;

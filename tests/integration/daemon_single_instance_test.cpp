@@ -26,7 +26,8 @@ using namespace std::chrono_literals;
 
 std::string config_for(const fs::path& out, const fs::path& socket) {
   return "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
-         "\"\nevent = \"cpu-clock\"\nfrequency = 100\nflush_interval = \"1h\"\nbinaries = [\"^/nonexistent/\"]\n";
+         "\"\nevent = \"cpu-clock\"\nfrequency = 100\nflush_interval = \"1h\"\nbinaries = "
+         "[\"^/nonexistent/\"]\n";
 }
 
 ino_t inode_of(const fs::path& p) {
@@ -42,7 +43,8 @@ class SilentListener {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
-    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd_, 8) == 0;
+    ok_ = fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+          ::listen(fd_, 8) == 0;
   }
   ~SilentListener() {
     if (fd_ >= 0) ::close(fd_);
@@ -59,7 +61,8 @@ class DaemonSingleInstanceTest : public LiveFixtureTest {
   TempDir tmp_;
 };
 
-TEST_F(DaemonSingleInstanceTest, ASecondDaemonOnTheSameSocketOrOutputDirIsRefusedAndTheFirstStaysReachable) {
+TEST_F(DaemonSingleInstanceTest,
+       ASecondDaemonOnTheSameSocketOrOutputDirIsRefusedAndTheFirstStaysReachable) {
   const fs::path socket = tmp_ / "run" / "ctl", out = tmp_ / "out";
   write_text(tmp_ / "first.toml", config_for(out, socket));
   NotifyListener notify(tmp_ / "notify");
@@ -67,21 +70,26 @@ TEST_F(DaemonSingleInstanceTest, ASecondDaemonOnTheSameSocketOrOutputDirIsRefuse
   ASSERT_TRUE(notify.wait_for("READY=1", kPatience)) << first.describe() << notify.describe();
   const ino_t socket_inode = inode_of(socket);
   ASSERT_NE(socket_inode, 0u);
-  const std::string holder = "another profcollect daemon (PID " + std::to_string(first.pid()) + ") holds ";
+  const std::string holder =
+      "another profcollect daemon (PID " + std::to_string(first.pid()) + ") holds ";
 
   // The same socket, another output directory.
   write_text(tmp_ / "same_socket.toml", config_for(tmp_ / "out2", socket));
-  const ProfcollectRun same_socket = run_profcollect({"daemon", "--config", (tmp_ / "same_socket.toml").string()});
+  const ProfcollectRun same_socket =
+      run_profcollect({"daemon", "--config", (tmp_ / "same_socket.toml").string()});
   EXPECT_EQ(same_socket.run.exit_code, 1) << same_socket.describe();
-  EXPECT_NE(same_socket.run.err.find(holder + "socket " + socket.string()), std::string::npos) << same_socket.describe();
+  EXPECT_NE(same_socket.run.err.find(holder + "socket " + socket.string()), std::string::npos)
+      << same_socket.describe();
   EXPECT_FALSE(fs::exists(tmp_ / "out2")) << "the refused daemon touched its output directory";
 
   // The same output directory, another socket.
   const fs::path socket2 = tmp_ / "run2" / "ctl";
   write_text(tmp_ / "same_out.toml", config_for(out, socket2));
-  const ProfcollectRun same_out = run_profcollect({"daemon", "--config", (tmp_ / "same_out.toml").string()});
+  const ProfcollectRun same_out =
+      run_profcollect({"daemon", "--config", (tmp_ / "same_out.toml").string()});
   EXPECT_EQ(same_out.run.exit_code, 1) << same_out.describe();
-  EXPECT_NE(same_out.run.err.find(holder + "output_dir " + out.string()), std::string::npos) << same_out.describe();
+  EXPECT_NE(same_out.run.err.find(holder + "output_dir " + out.string()), std::string::npos)
+      << same_out.describe();
   EXPECT_FALSE(fs::exists(socket2)) << "the refused daemon opened a control socket";
 
   // The first keeps its socket -- the same file -- and answers, also after a SIGHUP.
@@ -103,7 +111,8 @@ TEST_F(DaemonSingleInstanceTest, ASecondDaemonOnTheSameSocketOrOutputDirIsRefuse
   write_text(tmp_ / "first.toml", config_for(out, other_socket));
   const CtlRun reload = run_ctl(socket, {"reload"});
   EXPECT_EQ(reload.exit_code, 1) << reload.describe();
-  EXPECT_NE(reload.reply.value("error", "").find("(PID " + std::to_string(other.pid()) + ") holds socket"),
+  EXPECT_NE(reload.reply.value("error", "")
+                .find("(PID " + std::to_string(other.pid()) + ") holds socket"),
             std::string::npos)
       << reload.describe();
   EXPECT_EQ(run_ctl(socket, {"status"}).exit_code, 0);
@@ -124,9 +133,11 @@ TEST_F(DaemonSingleInstanceTest, ASocketAnotherProcessListensOnIsNeverUnlinked) 
   ASSERT_TRUE(listener.ok());
   const ino_t inode = inode_of(socket);
   write_text(tmp_ / "profcollect.toml", config_for(tmp_ / "out", socket));
-  const ProfcollectRun run = run_profcollect({"daemon", "--config", (tmp_ / "profcollect.toml").string()});
+  const ProfcollectRun run =
+      run_profcollect({"daemon", "--config", (tmp_ / "profcollect.toml").string()});
   EXPECT_EQ(run.run.exit_code, 1) << run.describe();
-  EXPECT_NE(run.run.err.find("socket " + socket.string() + ": another process listens on it"), std::string::npos)
+  EXPECT_NE(run.run.err.find("socket " + socket.string() + ": another process listens on it"),
+            std::string::npos)
       << run.describe();
   EXPECT_EQ(inode_of(socket), inode) << "the listener's socket was replaced";
 }

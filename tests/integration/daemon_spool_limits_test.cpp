@@ -31,8 +31,9 @@ using namespace std::chrono_literals;
 class DaemonSpoolLimitsTest : public LiveFixtureTest {};
 
 uint64_t now_ns() {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
 }
 
 // A binary directory an earlier run would have left: meta.json saying when its binary was last
@@ -63,7 +64,9 @@ struct BinaryDir {
 std::map<std::string, BinaryDir> binary_dirs(const fs::path& out) {
   std::map<std::string, BinaryDir> dirs;
   for (const auto& e : fs::directory_iterator(out)) {
-    if (e.symlink_status().type() != fs::file_type::directory || e.path().filename().string().starts_with(".")) continue;
+    if (e.symlink_status().type() != fs::file_type::directory ||
+        e.path().filename().string().starts_with("."))
+      continue;
     const nlohmann::json meta = read_json_file(e.path() / "meta.json");
     BinaryDir d;
     d.bytes = bytes_under(e.path());
@@ -101,7 +104,8 @@ std::string eviction_line(const std::string& log, const std::string& name) {
   if (at == std::string::npos) return {};
   const size_t begin = log.rfind('\n', at);
   const size_t end = log.find('\n', at);
-  return log.substr(begin == std::string::npos ? 0 : begin + 1, end == std::string::npos ? end : end - begin - 1);
+  return log.substr(begin == std::string::npos ? 0 : begin + 1,
+                    end == std::string::npos ? end : end - begin - 1);
 }
 
 // One of the fourteen programs, asleep between runs.
@@ -146,7 +150,8 @@ TEST_F(DaemonSpoolLimitsTest, RetentionAndTheDiskBudgetRemoveTheLeastRecentlySam
   plant(out / "newer-0003", std::chrono::hours(24 * 2), 700'000);
   write_text(config, "output_dir = \"" + out.string() + "\"\nsocket = \"" + socket.string() +
                          "\"\nevent = \"cpu-clock\"\nflush_interval = \"1h\"\nretention_days = 30\n"
-                         "max_disk_mb = 1\nbinaries = [" + exact_path_pattern(fixture("live_spin")) + "]\n");
+                         "max_disk_mb = 1\nbinaries = [" +
+                         exact_path_pattern(fixture("live_spin")) + "]\n");
   BackgroundProcess target = start_target(fixture("live_spin"), {"a", "0"});
   NotifyListener notify(tmp / "notify");
   BackgroundProcess daemon = start_daemon(config, notify);
@@ -176,7 +181,8 @@ TEST_F(DaemonSpoolLimitsTest, RetentionAndTheDiskBudgetRemoveTheLeastRecentlySam
   const CtlRun again = run_ctl(socket, {"flush"});
   ASSERT_EQ(again.exit_code, 0) << again.describe();
   EXPECT_FALSE(fs::exists(out / "aged-0004")) << daemon.describe();
-  EXPECT_NE(eviction_line(daemon.err(), "aged-0004").find("): retention_days"), std::string::npos) << daemon.err();
+  EXPECT_NE(eviction_line(daemon.err(), "aged-0004").find("): retention_days"), std::string::npos)
+      << daemon.err();
   EXPECT_TRUE(fs::exists(out / "newer-0003")) << daemon.describe();
 
   daemon.signal(SIGTERM);
@@ -187,13 +193,15 @@ TEST_F(DaemonSpoolLimitsTest, RetentionAndTheDiskBudgetRemoveTheLeastRecentlySam
 
 class DaemonManyBinariesTest : public SpoolFixtureTest {
  protected:
-
   std::string config_text(std::optional<uint64_t> budget_bytes) const {
     std::string binaries;
-    for (const Program& p : programs_) binaries += (binaries.empty() ? "" : ", ") + exact_path_pattern(p.path);
+    for (const Program& p : programs_)
+      binaries += (binaries.empty() ? "" : ", ") + exact_path_pattern(p.path);
     std::string text = "output_dir = \"" + out().string() + "\"\nsocket = \"" + socket().string() +
-                       "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = \"1h\"\nretention_days = 30\n"
-                       "binaries = [" + binaries + "]\n";
+                       "\"\nevent = \"cpu-clock\"\nfrequency = 1000\nflush_interval = "
+                       "\"1h\"\nretention_days = 30\n"
+                       "binaries = [" +
+                       binaries + "]\n";
     if (budget_bytes) {
       // A whole number of KiB is a fraction of a MiB that ten decimals write exactly.
       char mb[64];
@@ -210,8 +218,9 @@ class DaemonManyBinariesTest : public SpoolFixtureTest {
   // directories went against the test's own reckoning, that each removal was logged once in
   // what the daemon said since `log_from`, and that status agrees with the measurement.
   // Returns the names evicted.
-  std::set<std::string> flush_and_check(const std::map<std::string, BinaryDir>& before, const std::set<std::string>& woken,
-                                        uint64_t budget, BackgroundProcess& daemon, size_t log_from) {
+  std::set<std::string> flush_and_check(const std::map<std::string, BinaryDir>& before,
+                                        const std::set<std::string>& woken, uint64_t budget,
+                                        BackgroundProcess& daemon, size_t log_from) {
     const CtlRun flush = run_ctl(socket(), {"flush"});
     EXPECT_EQ(flush.exit_code, 0) << flush.describe() << daemon.describe();
     const auto after = binary_dirs(out());
@@ -237,10 +246,12 @@ class DaemonManyBinariesTest : public SpoolFixtureTest {
     // What went is a prefix of that order: nothing more recent stayed while something older went.
     size_t prefix = 0;
     while (prefix < order.size() && evicted.count(order[prefix])) ++prefix;
-    EXPECT_EQ(prefix, evicted.size()) << "a more recently sampled directory went before an older one";
+    EXPECT_EQ(prefix, evicted.size())
+        << "a more recently sampled directory went before an older one";
     // And no more than needed: the last one to go did not fit beside what stayed.
     if (prefix > 0 && !woken.count(order[prefix - 1])) {
-      EXPECT_GT(total + before.at(order[prefix - 1]).bytes, budget) << order[prefix - 1] << " was evicted for nothing";
+      EXPECT_GT(total + before.at(order[prefix - 1]).bytes, budget)
+          << order[prefix - 1] << " was evicted for nothing";
     }
     for (const auto& [name, d] : after) {
       EXPECT_TRUE(before.count(name) || woken.count(name)) << name << " appeared without a sample";
@@ -282,7 +293,9 @@ TEST_F(DaemonManyBinariesTest, TheDiskBudgetIsAHardLimitWhileManyBinariesAreProf
   std::optional<BackgroundProcess> daemon(start_daemon(config, *notify));
   ASSERT_TRUE(notify->wait_for("READY=1", kPatience)) << daemon->describe() << notify->describe();
   EXPECT_FALSE(fs::exists(out() / "expired-0001")) << daemon->describe();
-  EXPECT_NE(eviction_line(daemon->err(), "expired-0001").find("): retention_days"), std::string::npos) << daemon->describe();
+  EXPECT_NE(eviction_line(daemon->err(), "expired-0001").find("): retention_days"),
+            std::string::npos)
+      << daemon->describe();
   for (Program& p : programs_) {
     p.run_once();
     if (HasFatalFailure()) return;
@@ -296,7 +309,8 @@ TEST_F(DaemonManyBinariesTest, TheDiskBudgetIsAHardLimitWhileManyBinariesAreProf
   auto dirs = binary_dirs(out());
   ASSERT_EQ(dirs.size(), kPrograms + 1) << "fourteen binaries and stale-0002";
   for (size_t i = 1; i < kPrograms; ++i) {
-    ASSERT_LT(dirs[programs_[i - 1].directory].last_sample_ns, dirs[programs_[i].directory].first_sample_ns)
+    ASSERT_LT(dirs[programs_[i - 1].directory].last_sample_ns,
+              dirs[programs_[i].directory].first_sample_ns)
         << "the programs ran one after another";
   }
 
@@ -320,16 +334,19 @@ TEST_F(DaemonManyBinariesTest, TheDiskBudgetIsAHardLimitWhileManyBinariesAreProf
       total -= dirs[name].bytes;
     }
   }
-  ASSERT_TRUE(expected_gone.count("stale-0002") && expected_gone.count(programs_[0].directory)) << budget;
+  ASSERT_TRUE(expected_gone.count("stale-0002") && expected_gone.count(programs_[0].directory))
+      << budget;
   write_text(config, config_text(budget));
   notify.emplace(tmp_ / "notify");
   daemon.emplace(start_daemon(config, *notify));
   ASSERT_TRUE(notify->wait_for("READY=1", kPatience)) << daemon->describe() << notify->describe();
   EXPECT_LE(bytes_under(out()), budget);
-  for (const auto& [name, d] : binary_dirs(out())) EXPECT_FALSE(expected_gone.count(name)) << name << " stayed";
+  for (const auto& [name, d] : binary_dirs(out()))
+    EXPECT_FALSE(expected_gone.count(name)) << name << " stayed";
   for (const std::string& name : expected_gone) {
     EXPECT_FALSE(fs::exists(out() / name)) << name;
-    EXPECT_NE(eviction_line(daemon->err(), name).find(name == "expired-0003" ? "): retention_days" : "): max_disk_mb"),
+    EXPECT_NE(eviction_line(daemon->err(), name)
+                  .find(name == "expired-0003" ? "): retention_days" : "): max_disk_mb"),
               std::string::npos)
         << daemon->describe();
   }
@@ -355,7 +372,9 @@ TEST_F(DaemonManyBinariesTest, TheDiskBudgetIsAHardLimitWhileManyBinariesAreProf
     const std::string log = daemon->err().substr(log_from);
     for (const std::string& name : evicted) {
       const bool had_counts = profiled_here.count(name) || woken.count(name);
-      EXPECT_EQ(eviction_line(log, name).find("its counts in memory are dropped") != std::string::npos, had_counts)
+      EXPECT_EQ(
+          eviction_line(log, name).find("its counts in memory are dropped") != std::string::npos,
+          had_counts)
           << eviction_line(log, name);
       if (had_counts && !woken.count(name) && dropped.empty()) {
         dropped = name;
@@ -382,7 +401,8 @@ TEST_F(DaemonManyBinariesTest, TheDiskBudgetIsAHardLimitWhileManyBinariesAreProf
   ASSERT_EQ(run_ctl(socket(), {"flush"}).exit_code, 0) << daemon->describe();
   const auto reborn = binary_dirs(out());
   ASSERT_TRUE(reborn.count(dropped)) << daemon->describe();
-  EXPECT_GT(reborn.at(dropped).first_sample_ns, dropped_last_ns) << "counts from before the eviction were written back";
+  EXPECT_GT(reborn.at(dropped).first_sample_ns, dropped_last_ns)
+      << "counts from before the eviction were written back";
   EXPECT_LE(bytes_under(out()), budget);
 
   daemon->signal(SIGTERM);

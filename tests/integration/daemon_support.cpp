@@ -22,11 +22,13 @@ NotifyListener::NotifyListener(const fs::path& path) : path_(path) {
   fd_ = ::socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
-  if (fd_ < 0 || path.string().size() >= sizeof addr.sun_path) throw std::runtime_error("notify socket");
+  if (fd_ < 0 || path.string().size() >= sizeof addr.sun_path)
+    throw std::runtime_error("notify socket");
   std::strcpy(addr.sun_path, path.c_str());
   if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
     throw std::runtime_error("bind " + path.string() + ": " + std::strerror(errno));
-  if (::pipe2(stop_, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(stop_, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   receiver_ = std::thread([this] { receive(); });
 }
 
@@ -68,7 +70,8 @@ bool NotifyListener::holds(const std::string& message, const std::string& line) 
   return false;
 }
 
-std::optional<std::string> NotifyListener::wait_for(const std::string& line, std::chrono::milliseconds timeout) {
+std::optional<std::string> NotifyListener::wait_for(const std::string& line,
+                                                    std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_lock lock(mutex_);
   for (;;) {
@@ -110,11 +113,13 @@ BackgroundProcess start_daemon(const fs::path& config, const NotifyListener& not
   return p;
 }
 
-CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args, std::optional<RunAs> run_as, bool json) {
+CtlRun run_ctl(const fs::path& socket, const std::vector<std::string>& args,
+               std::optional<RunAs> run_as, bool json) {
   std::vector<std::string> argv = {profcollect_exe().string(), "ctl", "--socket", socket.string()};
   if (json) argv.push_back("--json");
   argv.insert(argv.end(), args.begin(), args.end());
-  BackgroundProcess p = BackgroundProcess::start(argv, {.cwd = "/", .own_process_group = false, .run_as = run_as});
+  BackgroundProcess p =
+      BackgroundProcess::start(argv, {.cwd = "/", .own_process_group = false, .run_as = run_as});
   CtlRun r;
   const auto status = p.wait(kPatience);
   r.exit_code = status ? *status : -1;
@@ -142,12 +147,15 @@ void SpoolFixtureTest::SetUp() {
   spool_fixture_set().require_ready();
 }
 
-fs::path spool_fixture(const std::string& name) { return fs::weakly_canonical(spool_fixture_set().status().dir / name); }
+fs::path spool_fixture(const std::string& name) {
+  return fs::weakly_canonical(spool_fixture_set().status().dir / name);
+}
 
 std::string exact_path_pattern(const fs::path& path) {
   std::string re = "^";
   for (char c : path.string()) {
-    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) re += "\\\\";  // TOML and regex escapes
+    if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos)
+      re += "\\\\";  // TOML and regex escapes
     re += c;
   }
   return "\"" + re + "$\"";

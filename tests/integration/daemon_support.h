@@ -68,7 +68,9 @@ struct CtlRun {
   int exit_code = -1;
   std::string out, err;
   nlohmann::json reply;  // stdout parsed; discarded when not JSON
-  std::string describe() const { return "exit " + std::to_string(exit_code) + "\nstdout: " + out + "\nstderr: " + err; }
+  std::string describe() const {
+    return "exit " + std::to_string(exit_code) + "\nstdout: " + out + "\nstderr: " + err;
+  }
 };
 CtlRun run_ctl(const std::filesystem::path& socket, const std::vector<std::string>& args,
                std::optional<RunAs> run_as = std::nullopt, bool json = true);

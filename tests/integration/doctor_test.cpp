@@ -42,8 +42,13 @@ std::string first_line(const std::vector<std::string>& argv) {
   return lines.empty() ? "" : lines.front();
 }
 
-const std::vector<std::string> kAsNobody = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                                            "--inh-caps=-all", "--bounding-set=-all", "--"};
+const std::vector<std::string> kAsNobody = {"setpriv",
+                                            "--reuid=65534",
+                                            "--regid=65534",
+                                            "--clear-groups",
+                                            "--inh-caps=-all",
+                                            "--bounding-set=-all",
+                                            "--"};
 
 // Whether `perf stat` counts hardware cycles here ("<not supported>" without a PMU).
 bool perf_counts_cycles() {
@@ -57,7 +62,8 @@ bool kallsyms_shows_addresses(const std::vector<std::string>& prefix) {
   std::vector<std::string> argv = prefix;
   argv.insert(argv.end(), {"head", "-n", "1", "/proc/kallsyms"});
   const std::string line = first_line(argv);
-  return !line.empty() && line.substr(0, line.find(' ')).find_first_not_of('0') != std::string::npos;
+  return !line.empty() &&
+         line.substr(0, line.find(' ')).find_first_not_of('0') != std::string::npos;
 }
 
 class DoctorTest : public ::testing::Test {
@@ -72,7 +78,8 @@ class DoctorTest : public ::testing::Test {
 TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
   const Doctor d = run_doctor({});
   const std::string paranoid = first_line({"sysctl", "-n", "kernel.perf_event_paranoid"});
-  EXPECT_NE(d.check("perf_event_paranoid")["detail"].get<std::string>().find("kernel.perf_event_paranoid = " + paranoid),
+  EXPECT_NE(d.check("perf_event_paranoid")["detail"].get<std::string>().find(
+                "kernel.perf_event_paranoid = " + paranoid),
             std::string::npos)
       << d.check("perf_event_paranoid");
   EXPECT_EQ(d.check("perf_event_paranoid")["status"], "ok");  // root holds CAP_PERFMON
@@ -81,8 +88,9 @@ TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
   // Branch stacks: perf itself records one (any taken branch, on the CPU's own cycles event), or
   // the hardware is missing.
   TempDir tmp;
-  const CommandResult branch = run_command({"perf", "record", "-q", "-N", "-B", "-b", "-e", "cycles", "-o",
-                                            (tmp / "b.data").string(), "--", "true"});
+  const CommandResult branch =
+      run_command({"perf", "record", "-q", "-N", "-B", "-b", "-e", "cycles", "-o",
+                   (tmp / "b.data").string(), "--", "true"});
   EXPECT_EQ(d.check("branch_stack")["status"], branch.exit_code == 0 ? "ok" : "missing")
       << d.check("branch_stack") << "\nperf: " << branch.err;
   // Every finding that is neither ok nor information says how to fix it.
@@ -103,30 +111,35 @@ TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
 
   const std::string strip = first_line({"strip", "--version"});
   const std::string version = strip.substr(strip.rfind(' ') + 1);
-  EXPECT_NE(d.check("toolchain")["detail"].get<std::string>().find("binutils " + version), std::string::npos)
+  EXPECT_NE(d.check("toolchain")["detail"].get<std::string>().find("binutils " + version),
+            std::string::npos)
       << d.check("toolchain") << " vs " << strip;
 
   const std::string mlock = first_line({"sysctl", "-n", "kernel.perf_event_mlock_kb"});
-  EXPECT_NE(d.check("mlock_budget")["detail"].get<std::string>().find("unlimited"), std::string::npos)
+  EXPECT_NE(d.check("mlock_budget")["detail"].get<std::string>().find("unlimited"),
+            std::string::npos)
       << "root holds CAP_IPC_LOCK: " << d.check("mlock_budget");
 
   // The vmlinux: where none of the usual places holds a file, missing, naming them.
   const std::string release = first_line({"uname", "-r"});
   const std::vector<std::string> places = {"/usr/lib/debug/boot/vmlinux-" + release,
-                                           "/lib/modules/" + release + "/build/vmlinux", "/boot/vmlinux-" + release};
+                                           "/lib/modules/" + release + "/build/vmlinux",
+                                           "/boot/vmlinux-" + release};
   bool any = false;
   for (const std::string& p : places) any = any || access(p.c_str(), F_OK) == 0;
   if (!any) {
     const nlohmann::json v = d.check("vmlinux");
     EXPECT_EQ(v["status"], "missing") << v;
-    for (const std::string& p : places) EXPECT_NE(v["detail"].get<std::string>().find(p), std::string::npos) << v;
+    for (const std::string& p : places)
+      EXPECT_NE(v["detail"].get<std::string>().find(p), std::string::npos) << v;
   }
 
   if (access("/proc/modules", F_OK) != 0) {
     EXPECT_EQ(d.check("module_debug_info")["status"], "info");
   } else {
     const CommandResult wc = run_command({"sh", "-c", "wc -l < /proc/modules"});
-    EXPECT_NE(d.check("module_debug_info")["detail"].get<std::string>().find(split_lines(wc.out).at(0) + " modules loaded"),
+    EXPECT_NE(d.check("module_debug_info")["detail"].get<std::string>().find(
+                  split_lines(wc.out).at(0) + " modules loaded"),
               std::string::npos)
         << d.check("module_debug_info");
   }
@@ -135,7 +148,8 @@ TEST_F(DoctorTest, AsRootEveryFindingAgreesWithItsJudge) {
 TEST_F(DoctorTest, AsNobodyWithoutCapabilitiesWhatIsMissingIsSaidWithItsFix) {
   const Doctor d = run_doctor(kAsNobody);
   const nlohmann::json caps = d.check("capabilities");
-  EXPECT_NE(caps["detail"].get<std::string>().find("uid 65534 has none"), std::string::npos) << caps;
+  EXPECT_NE(caps["detail"].get<std::string>().find("uid 65534 has none"), std::string::npos)
+      << caps;
 
   const int paranoid = std::stoi(first_line({"sysctl", "-n", "kernel.perf_event_paranoid"}));
   const nlohmann::json p = d.check("perf_event_paranoid");
@@ -174,11 +188,13 @@ TEST_F(DoctorTest, TheTextReportHasALinePerCheckAndAFixUnderEachProblem) {
     const std::string id = c["id"], status = c["status"];
     bool found = false;
     for (size_t i = 0; i < lines.size(); ++i) {
-      if (lines[i].rfind(status, 0) != 0 || lines[i].find(" " + id + " ") == std::string::npos) continue;
+      if (lines[i].rfind(status, 0) != 0 || lines[i].find(" " + id + " ") == std::string::npos)
+        continue;
       found = true;
       if (c.contains("fix")) {
         ASSERT_LT(i + 1, lines.size());
-        EXPECT_NE(lines[i + 1].find("fix: " + c["fix"].get<std::string>()), std::string::npos) << lines[i + 1];
+        EXPECT_NE(lines[i + 1].find("fix: " + c["fix"].get<std::string>()), std::string::npos)
+            << lines[i + 1];
       }
     }
     EXPECT_TRUE(found) << id << " (" << status << ") not in:\n" << text.out;

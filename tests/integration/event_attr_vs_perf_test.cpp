@@ -85,11 +85,14 @@ Fields perf_style(const perf_event_attr& a) {
   put_hex("{ bp_len, config2 }", a.config2);
   put("{ sample_period, sample_freq }", a.sample_period);
   if (a.sample_type)
-    f["sample_type"] = bits(a.sample_type, {{PERF_SAMPLE_IP, "IP"}, {PERF_SAMPLE_TID, "TID"},
-                                            {PERF_SAMPLE_TIME, "TIME"}, {PERF_SAMPLE_ADDR, "ADDR"},
+    f["sample_type"] = bits(a.sample_type, {{PERF_SAMPLE_IP, "IP"},
+                                            {PERF_SAMPLE_TID, "TID"},
+                                            {PERF_SAMPLE_TIME, "TIME"},
+                                            {PERF_SAMPLE_ADDR, "ADDR"},
                                             {PERF_SAMPLE_READ, "READ"},
                                             {PERF_SAMPLE_CALLCHAIN, "CALLCHAIN"},
-                                            {PERF_SAMPLE_ID, "ID"}, {PERF_SAMPLE_CPU, "CPU"},
+                                            {PERF_SAMPLE_ID, "ID"},
+                                            {PERF_SAMPLE_CPU, "CPU"},
                                             {PERF_SAMPLE_PERIOD, "PERIOD"},
                                             {PERF_SAMPLE_STREAM_ID, "STREAM_ID"},
                                             {PERF_SAMPLE_RAW, "RAW"},
@@ -98,7 +101,8 @@ Fields perf_style(const perf_event_attr& a) {
   if (a.read_format)
     f["read_format"] = bits(a.read_format, {{PERF_FORMAT_TOTAL_TIME_ENABLED, "TOTAL_TIME_ENABLED"},
                                             {PERF_FORMAT_TOTAL_TIME_RUNNING, "TOTAL_TIME_RUNNING"},
-                                            {PERF_FORMAT_ID, "ID"}, {PERF_FORMAT_GROUP, "GROUP"},
+                                            {PERF_FORMAT_ID, "ID"},
+                                            {PERF_FORMAT_GROUP, "GROUP"},
                                             {PERF_FORMAT_LOST, "LOST"}});
   put("disabled", a.disabled);
   put("inherit", a.inherit);
@@ -140,19 +144,24 @@ Fields perf_style(const perf_event_attr& a) {
   put("{ wakeup_events, wakeup_watermark }", a.wakeup_events);
   if (a.branch_sample_type)
     f["branch_sample_type"] =
-        bits(a.branch_sample_type,
-             {{PERF_SAMPLE_BRANCH_USER, "USER"}, {PERF_SAMPLE_BRANCH_KERNEL, "KERNEL"},
-              {PERF_SAMPLE_BRANCH_HV, "HV"}, {PERF_SAMPLE_BRANCH_ANY, "ANY"},
-              {PERF_SAMPLE_BRANCH_ANY_CALL, "ANY_CALL"},
-              {PERF_SAMPLE_BRANCH_ANY_RETURN, "ANY_RETURN"},
-              {PERF_SAMPLE_BRANCH_IND_CALL, "IND_CALL"}, {PERF_SAMPLE_BRANCH_ABORT_TX, "ABORT_TX"},
-              {PERF_SAMPLE_BRANCH_IN_TX, "IN_TX"}, {PERF_SAMPLE_BRANCH_NO_TX, "NO_TX"},
-              {PERF_SAMPLE_BRANCH_COND, "COND"}, {PERF_SAMPLE_BRANCH_CALL_STACK, "CALL_STACK"},
-              {PERF_SAMPLE_BRANCH_IND_JUMP, "IND_JUMP"}, {PERF_SAMPLE_BRANCH_CALL, "CALL"},
-              {PERF_SAMPLE_BRANCH_NO_FLAGS, "NO_FLAGS"},
-              {PERF_SAMPLE_BRANCH_NO_CYCLES, "NO_CYCLES"},
-              {PERF_SAMPLE_BRANCH_TYPE_SAVE, "TYPE_SAVE"},
-              {PERF_SAMPLE_BRANCH_HW_INDEX, "HW_INDEX"}});
+        bits(a.branch_sample_type, {{PERF_SAMPLE_BRANCH_USER, "USER"},
+                                    {PERF_SAMPLE_BRANCH_KERNEL, "KERNEL"},
+                                    {PERF_SAMPLE_BRANCH_HV, "HV"},
+                                    {PERF_SAMPLE_BRANCH_ANY, "ANY"},
+                                    {PERF_SAMPLE_BRANCH_ANY_CALL, "ANY_CALL"},
+                                    {PERF_SAMPLE_BRANCH_ANY_RETURN, "ANY_RETURN"},
+                                    {PERF_SAMPLE_BRANCH_IND_CALL, "IND_CALL"},
+                                    {PERF_SAMPLE_BRANCH_ABORT_TX, "ABORT_TX"},
+                                    {PERF_SAMPLE_BRANCH_IN_TX, "IN_TX"},
+                                    {PERF_SAMPLE_BRANCH_NO_TX, "NO_TX"},
+                                    {PERF_SAMPLE_BRANCH_COND, "COND"},
+                                    {PERF_SAMPLE_BRANCH_CALL_STACK, "CALL_STACK"},
+                                    {PERF_SAMPLE_BRANCH_IND_JUMP, "IND_JUMP"},
+                                    {PERF_SAMPLE_BRANCH_CALL, "CALL"},
+                                    {PERF_SAMPLE_BRANCH_NO_FLAGS, "NO_FLAGS"},
+                                    {PERF_SAMPLE_BRANCH_NO_CYCLES, "NO_CYCLES"},
+                                    {PERF_SAMPLE_BRANCH_TYPE_SAVE, "TYPE_SAVE"},
+                                    {PERF_SAMPLE_BRANCH_HW_INDEX, "HW_INDEX"}});
   return f;
 }
 
@@ -216,7 +225,8 @@ void compare(const Fields& perf, const Fields& ours, const std::set<std::string>
 }
 
 Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {
+      "perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), event_args.begin(), event_args.end());
   argv.insert(argv.end(), {"--", "true"});
   const test::CommandResult r = test::run_command(argv);
@@ -227,7 +237,8 @@ Fields perf_attr_for(const std::vector<std::string>& event_args, test::TempDir& 
 // For events this machine lacks (no PMU here): perf prints the attr it asks for, then fails to
 // open it, so only the printed attr is taken.
 Fields perf_attr_printed_for(const std::vector<std::string>& event_args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {
+      "perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), event_args.begin(), event_args.end());
   argv.insert(argv.end(), {"--", "true"});
   const Fields f = parse_first_attr(test::run_command(argv).err);
@@ -276,7 +287,8 @@ TEST_F(EventAttrVsPerf, CommandModeUserOnlyByPeriod) {
 TEST_F(EventAttrVsPerf, PrivilegeModifiersOnNamedEvents) {
   SelectionContext ctx = SelectionContext::of_this_process();
   if (!ctx.permissions.may_sample_kernel()) GTEST_SKIP() << "needs kernel samples (root) for :k";
-  for (const char* event : {"cpu-clock:u", "cpu-clock:k", "cpu-clock:uk", "cpu-clock:ku", "cycles:u", "cycles:k"}) {
+  for (const char* event :
+       {"cpu-clock:u", "cpu-clock:k", "cpu-clock:uk", "cpu-clock:ku", "cycles:u", "cycles:k"}) {
     SCOPED_TRACE(event);
     EventOptions o;
     o.event = parse_event_request(event);
@@ -399,10 +411,10 @@ TEST_F(EventAttrVsPerf, AmdZen3BrsWithAChosenPeriod) {
 
 // The fields that define what is sampled; each must be equal, none may be waived.
 void expect_defining_fields_equal(const Fields& perf, const Fields& ours) {
-  for (const char* name : {"type", "config", "{ bp_addr, config1 }", "{ bp_len, config2 }",
-                           "{ sample_period, sample_freq }", "freq", "branch_sample_type",
-                           "exclude_user", "exclude_kernel", "exclude_hv", "exclude_guest",
-                           "precise_ip"}) {
+  for (const char* name :
+       {"type", "config", "{ bp_addr, config1 }", "{ bp_len, config2 }",
+        "{ sample_period, sample_freq }", "freq", "branch_sample_type", "exclude_user",
+        "exclude_kernel", "exclude_hv", "exclude_guest", "precise_ip"}) {
     const auto p = perf.find(name), o = ours.find(name);
     EXPECT_EQ(p == perf.end() ? "(unset)" : p->second, o == ours.end() ? "(unset)" : o->second)
         << name;
@@ -417,11 +429,11 @@ void expect_defining_fields_equal(const Fields& perf, const Fields& ours) {
 struct RawCase {
   const char* cpu_kind;
   CpuCapabilities cpu;
-  std::string event;       // -e
-  bool any_branch;         // -b
-  std::string filter;      // -j
+  std::string event;               // -e
+  bool any_branch;                 // -b
+  std::string filter;              // -j
   std::optional<uint64_t> period;  // -c
-  bool system_wide;        // -a
+  bool system_wide;                // -a
 };
 
 TEST_F(EventAttrVsPerf, RawEventsWithBranchStacksForEachCpuKind) {
@@ -464,8 +476,7 @@ TEST_F(EventAttrVsPerf, RawEventsWithBranchStacksForEachCpuKind) {
     // with a period perf leaves PERIOD out of the samples.
     std::set<std::string> allowed;
     if (c.period) allowed.insert("PERIOD");
-    if (c.system_wide)
-      allowed.insert({"inherit", "mmap", "mmap2", "comm", "comm_exec", "task"});
+    if (c.system_wide) allowed.insert({"inherit", "mmap", "mmap2", "comm", "comm_exec", "task"});
     compare(perf, ours, allowed);
   }
 }
@@ -490,7 +501,8 @@ TEST_F(EventAttrVsPerf, RawEventWithoutBranchStack) {
 // which for an event that never counts changes nothing; at the default it keeps period 1.
 
 std::vector<Fields> perf_attrs_for(const std::vector<std::string>& args, test::TempDir& dir) {
-  std::vector<std::string> argv = {"perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
+  std::vector<std::string> argv = {
+      "perf", "record", "-vv", "-N", "-B", "-o", (dir / "perf.data").string()};
   argv.insert(argv.end(), args.begin(), args.end());
   argv.insert(argv.end(), {"--", "true"});
   const test::CommandResult r = test::run_command(argv);
@@ -514,7 +526,8 @@ TEST_F(EventAttrVsPerf, SideBandSplitAsPerfsDelayedCommand) {
   // -D: perf's tracking dummy starts at the exec (enable_on_exec), its sampling event later.
   const std::vector<Fields> perf = perf_attrs_for({"-D", "10", "-e", "cpu-clock"}, dir_);
   ASSERT_GE(perf.size(), 2u) << "perf -D opened no dummy event";
-  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9") << "perf's second event is not a dummy";
+  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9")
+      << "perf's second event is not a dummy";
   const SideBandAttrs ours = split_side_band(make_sampling_attr(s, TargetKind::Command));
   {
     SCOPED_TRACE("sampling event");
@@ -536,7 +549,8 @@ TEST_F(EventAttrVsPerf, SideBandSplitAsPerfsSystemWide) {
   const EventSelection s = select_event(o, ctx);
   const std::vector<Fields> perf = perf_attrs_for({"-a", "-e", "cpu-clock"}, dir_);
   ASSERT_GE(perf.size(), 2u) << "perf -a opened no dummy event";
-  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9") << "perf's second event is not a dummy";
+  ASSERT_EQ(perf[1].count("config") ? perf[1].at("config") : "", "0x9")
+      << "perf's second event is not a dummy";
   const SideBandAttrs ours = split_side_band(make_sampling_attr(s, TargetKind::SystemWide));
   std::set<std::string> dummy_allowed = kDummyDifferences;
   // perf sets inherit on CPU-wide events (the kernel ignores it there) and opens its -a dummy

@@ -37,7 +37,8 @@ test::FixtureSet& branch_bolt_set() {
                                .source_folder = "branch_bolt_src"});
   return set;
 }
-[[maybe_unused]] const bool branch_bolt_set_registered = test::register_fixture_set(&branch_bolt_set);
+[[maybe_unused]] const bool branch_bolt_set_registered =
+    test::register_fixture_set(&branch_bolt_set);
 
 const fs::path& fixtures_dir() { return branch_bolt_set().status().dir; }
 
@@ -126,7 +127,8 @@ BranchProfile profile_from(const Disassembly& code) {
     starts.insert(function);
   }
   for (uint64_t continuation : code.call_continuations)
-    profile.add_branch({kLibrary, continuation, true, false}, count_for(kLibrary, continuation, 5), 0);
+    profile.add_branch({kLibrary, continuation, true, false}, count_for(kLibrary, continuation, 5),
+                       0);
   // Ranges may also start where a jump was not taken (the branch before was elsewhere) and end
   // at a trap (the sample's last branch was the trap's).
   starts.insert(code.jump_fall_throughs.begin(), code.jump_fall_throughs.end());
@@ -180,8 +182,8 @@ TEST_P(FdataBranchVsPerf2boltPa, SameFdataLines) {
   const fs::path reference = work / "perf2bolt.fdata";
   std::ofstream(preagg) << PreaggWriter::write(profile);
   fs::remove(reference);
-  const std::vector<std::string> argv = {kPerf2bolt, "--pa", "-p", preagg.string(), "-o",
-                                         reference.string(), binary_path.string()};
+  const std::vector<std::string> argv = {
+      kPerf2bolt, "--pa", "-p", preagg.string(), "-o", reference.string(), binary_path.string()};
   const test::CommandResult run = run_command(argv, {.cwd = work});
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
 
@@ -194,8 +196,8 @@ TEST_P(FdataBranchVsPerf2boltPa, SameFdataLines) {
 
   const std::vector<std::string> expected = sorted_lines(read_file(reference));
   ASSERT_GT(expected.size(), 10u) << "perf2bolt wrote too little to judge";
-  EXPECT_EQ(sorted_lines(ours), expected) << "compare " << (work / "ours.fdata") << " with "
-                                          << reference;
+  EXPECT_EQ(sorted_lines(ours), expected)
+      << "compare " << (work / "ours.fdata") << " with " << reference;
   // The profile holds invalid ranges and returns on purpose: both must have been seen.
   EXPECT_GT(writer.stats().invalid_ranges, 0u);
   EXPECT_GT(writer.stats().returns_ignored, 0u);

@@ -22,12 +22,13 @@ namespace {
 namespace fs = std::filesystem;
 
 FixtureSet& kernel_set() {
-  static FixtureSet set({.name = "kernel",
-                         .script = "make_kernel_fixtures.sh",
-                         .arguments = {PROFCOLLECT_BRANCH_RECORDER},
-                         .source_folder = "kernel_src",
-                         .is_source = [](std::string_view file) { return file.starts_with("kernel_autofdo"); },
-                         .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
+  static FixtureSet set(
+      {.name = "kernel",
+       .script = "make_kernel_fixtures.sh",
+       .arguments = {PROFCOLLECT_BRANCH_RECORDER},
+       .source_folder = "kernel_src",
+       .is_source = [](std::string_view file) { return file.starts_with("kernel_autofdo"); },
+       .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
   return set;
 }
 [[maybe_unused]] const bool kernel_set_registered = register_fixture_set(&kernel_set);
@@ -52,13 +53,15 @@ class KernelAutofdo : public ::testing::TestWithParam<KernelCase> {
     kernel_set().require_ready();
   }
 
-  static fs::path fixture(const std::string& name) { return fs::weakly_canonical(kernel_set().status().dir / name); }
+  static fs::path fixture(const std::string& name) {
+    return fs::weakly_canonical(kernel_set().status().dir / name);
+  }
 
   // `perf script -F ip,brstack --show-mmap-events` of the recording: what llvm-profgen runs on a
   // perf.data, and what `convert --perf-script` reads.
   std::string perf_script_text(const fs::path& data) {
-    const std::vector<std::string> argv = {"perf", "script", "-i", data.string(), "-F", "ip,brstack",
-                                           "--show-mmap-events"};
+    const std::vector<std::string> argv = {
+        "perf", "script", "-i", data.string(), "-F", "ip,brstack", "--show-mmap-events"};
     const CommandResult run = run_command(argv);
     EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
     return run.out;
@@ -68,9 +71,10 @@ class KernelAutofdo : public ::testing::TestWithParam<KernelCase> {
   std::string reference(const KernelCase& c) {
     const fs::path data = fixture(c.data), vmlinux = fixture("vmlinux");
     if (c.branches) {
-      return normalize_profile(
-          run_llvm_profgen({"--kernel", "--perfdata=" + data.string(), "--binary=" + vmlinux.string()}, dir_.path()),
-          dir_.path());
+      return normalize_profile(run_llvm_profgen({"--kernel", "--perfdata=" + data.string(),
+                                                 "--binary=" + vmlinux.string()},
+                                                dir_.path()),
+                               dir_.path());
     }
     const fs::path script = dir_ / "ip.profgen.script";
     write_file(script, ip_perf_script(data));
@@ -94,21 +98,27 @@ TEST_P(KernelAutofdo, ProfileEqualsLlvmProfgenKernel) {
   } else {
     argv.insert(argv.end(), {"-p", fixture(c.data).string()});
   }
-  argv.insert(argv.end(), {"--format", "autofdo,unsymbolized,bolt", "-o", out.string(), fixture("vmlinux").string()});
+  argv.insert(argv.end(), {"--format", "autofdo,unsymbolized,bolt", "-o", out.string(),
+                           fixture("vmlinux").string()});
   const CommandResult run = run_command(argv);
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
 
   const std::string expected = reference(c);
   // Not a trivial comparison: the judge's profile holds the hot function, with samples.
   ASSERT_NE(expected.find("vfs_step:"), std::string::npos) << expected;
-  EXPECT_EQ("", profile_difference(normalize_profile(read_file(out / "autofdo.prof"), dir_.path()), expected));
+  EXPECT_EQ("", profile_difference(normalize_profile(read_file(out / "autofdo.prof"), dir_.path()),
+                                   expected));
 
   // The unsymbolized profile, finished where the vmlinux is.
-  std::vector<std::string> finish = {"--kernel", "--unsymbolized-profile=" + (out / "autofdo.unsym").string(),
+  std::vector<std::string> finish = {"--kernel",
+                                     "--unsymbolized-profile=" + (out / "autofdo.unsym").string(),
                                      "--binary=" + fixture("vmlinux").string()};
   if (!c.branches) finish.push_back("--leading-ip-only");
-  EXPECT_EQ("", profile_difference(normalize_profile(run_llvm_profgen(finish, dir_.path()), dir_.path()), expected));
-  EXPECT_NE(read_file(out / "meta.json").find(c.branches ? "\"branch-ranges\"" : "\"ip-samples\""), std::string::npos);
+  EXPECT_EQ(
+      "", profile_difference(normalize_profile(run_llvm_profgen(finish, dir_.path()), dir_.path()),
+                             expected));
+  EXPECT_NE(read_file(out / "meta.json").find(c.branches ? "\"branch-ranges\"" : "\"ip-samples\""),
+            std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -126,15 +136,16 @@ TEST_F(KernelAutofdoClaims, TheVmlinuxHasFlowSensitiveDiscriminatorsAndTheSample
   const fs::path vmlinux = fixture("vmlinux");
   AutofdoBinaryOptions options;
   options.debug_dirs.clear();
-  EXPECT_EQ(AutofdoBinary::open(ElfBinary::open(vmlinux.string()), options)->discriminator_encoding(),
-            DiscriminatorEncoding::FlowSensitive);
+  EXPECT_EQ(
+      AutofdoBinary::open(ElfBinary::open(vmlinux.string()), options)->discriminator_encoding(),
+      DiscriminatorEncoding::FlowSensitive);
   // llvm-profgen's profile keys some lines by a discriminator beyond the classic encoding's
   // 6-bit base (a flow-sensitive one).
   bool wide = false;
   for (const std::string& line : split_lines(reference({"", "kernel_ip.data", false, false}))) {
     const size_t dot = line.find('.'), colon = line.find(':');
-    if (line.starts_with(" ") && dot != std::string::npos && colon != std::string::npos && dot < colon &&
-        std::stoull(line.substr(dot + 1, colon - dot - 1)) >= 64)
+    if (line.starts_with(" ") && dot != std::string::npos && colon != std::string::npos &&
+        dot < colon && std::stoull(line.substr(dot + 1, colon - dot - 1)) >= 64)
       wide = true;
   }
   EXPECT_TRUE(wide) << "no flow-sensitive discriminator in the judge's profile";
@@ -158,8 +169,13 @@ TEST_F(KernelAutofdoClaims, TheVmlinuxHasFlowSensitiveDiscriminatorsAndTheSample
 }
 
 TEST_F(KernelAutofdoClaims, KernelRefusesAUserProgram) {
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "--kernel", "-p",
-                                         fixture("kernel_ip.data").string(), "-o", (dir_ / "x.fdata").string(),
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "--kernel",
+                                         "-p",
+                                         fixture("kernel_ip.data").string(),
+                                         "-o",
+                                         (dir_ / "x.fdata").string(),
                                          fixture("vmlinux_twin").string()};
   const CommandResult run = run_command(argv);
   EXPECT_EQ(run.exit_code, 2) << run.describe(argv);
@@ -172,18 +188,33 @@ TEST_F(KernelAutofdoClaims, KernelRefusesAUserProgram) {
 TEST_F(KernelAutofdoClaims, AVmlinuxOfAnotherBuildIsRefusedWithBothBuildIds) {
   const std::string other_id = "0123456789abcdef0123456789abcdef01234567";
   const fs::path other = dir_ / "vmlinux";
-  const std::vector<std::string> ld = {"ld", "-static", "-T",
-                                       (source_dir() / "tests/fixtures/kernel_src/kernel_autofdo.ld").string(),
-                                       "--defsym", "IMAGE_BASE=0xffffffff81000000", "--build-id=0x" + other_id,
-                                       "-o", other.string(), fixture("kernel_autofdo.o").string()};
+  const std::vector<std::string> ld = {
+      "ld",
+      "-static",
+      "-T",
+      (source_dir() / "tests/fixtures/kernel_src/kernel_autofdo.ld").string(),
+      "--defsym",
+      "IMAGE_BASE=0xffffffff81000000",
+      "--build-id=0x" + other_id,
+      "-o",
+      other.string(),
+      fixture("kernel_autofdo.o").string()};
   CommandResult run = run_command(ld);
   ASSERT_EQ(run.exit_code, 0) << run.describe(ld);
   const fs::path data = fixture("kernel_branch.data");
   run = run_command({"perf", "buildid-list", "-i", data.string()});
   const std::string listed = run.out.substr(0, run.out.find(' '));
   ASSERT_NE(run.out.find(" [kernel.kallsyms]"), std::string::npos) << run.out;
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "--kernel", "-p", data.string(),
-                                         "--format", "autofdo", "-o", (dir_ / "x.prof").string(), other.string()};
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "--kernel",
+                                         "-p",
+                                         data.string(),
+                                         "--format",
+                                         "autofdo",
+                                         "-o",
+                                         (dir_ / "x.prof").string(),
+                                         other.string()};
   run = run_command(argv);
   EXPECT_EQ(run.exit_code, 1) << run.describe(argv);
   EXPECT_NE(run.err.find(listed), std::string::npos) << run.err;

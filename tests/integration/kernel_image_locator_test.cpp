@@ -24,16 +24,29 @@ class KernelImageLocator : public ::testing::Test {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
     }
     const auto src = source_dir() / "tests/fixtures/kernel_src";
-    const std::vector<std::string> cc = {"gcc", "-O1", "-fno-pic", "-mcmodel=kernel", "-ffreestanding",
-                                         "-fno-asynchronous-unwind-tables", "-c", (src / "fake_vmlinux.c").string(),
-                                         "-o", (dir_ / "vmlinux.o").string()};
+    const std::vector<std::string> cc = {"gcc",
+                                         "-O1",
+                                         "-fno-pic",
+                                         "-mcmodel=kernel",
+                                         "-ffreestanding",
+                                         "-fno-asynchronous-unwind-tables",
+                                         "-c",
+                                         (src / "fake_vmlinux.c").string(),
+                                         "-o",
+                                         (dir_ / "vmlinux.o").string()};
     CommandResult r = run_command(cc);
     ASSERT_EQ(r.exit_code, 0) << r.describe(cc);
     // Two kernels of distinct build-ids, as two builds of one release.
-    for (const auto& [name, id] : {std::pair{"vmlinux-running", "0x11112222333344445555666677778888aaaabbbb"},
-                                   std::pair{"vmlinux-other", "0x99998888777766665555444433332222ccccdddd"}}) {
-      const std::vector<std::string> ld = {"ld", "-T", (src / "fake_vmlinux.ld").string(), std::string("--build-id=") + id,
-                                           "-o", (dir_ / name).string(), (dir_ / "vmlinux.o").string()};
+    for (const auto& [name, id] :
+         {std::pair{"vmlinux-running", "0x11112222333344445555666677778888aaaabbbb"},
+          std::pair{"vmlinux-other", "0x99998888777766665555444433332222ccccdddd"}}) {
+      const std::vector<std::string> ld = {"ld",
+                                           "-T",
+                                           (src / "fake_vmlinux.ld").string(),
+                                           std::string("--build-id=") + id,
+                                           "-o",
+                                           (dir_ / name).string(),
+                                           (dir_ / "vmlinux.o").string()};
       r = run_command(ld);
       ASSERT_EQ(r.exit_code, 0) << r.describe(ld);
     }
@@ -42,7 +55,8 @@ class KernelImageLocator : public ::testing::Test {
     ASSERT_FALSE(running_id_.empty());
     ASSERT_NE(running_id_, other_id_);
     // The running kernel's notes: the raw bytes of a note section, as /sys/kernel/notes gives them.
-    const std::vector<std::string> cut = {"objcopy", "-O", "binary", "--only-section=.note.gnu.build-id",
+    const std::vector<std::string> cut = {"objcopy",          "-O",
+                                          "binary",           "--only-section=.note.gnu.build-id",
                                           running().string(), notes().string()};
     r = run_command(cut);
     ASSERT_EQ(r.exit_code, 0) << r.describe(cut);
@@ -107,14 +121,22 @@ TEST_F(KernelImageLocator, TheSearchPassesOverMissingAndMismatchedFilesAndSaysWh
 TEST_F(KernelImageLocator, TheDefaultPlacesAreTheDistributionsOnes) {
   EXPECT_EQ(kernel_image_candidates("6.1.0-9-amd64"),
             (std::vector<std::string>{"/usr/lib/debug/boot/vmlinux-6.1.0-9-amd64",
-                                      "/lib/modules/6.1.0-9-amd64/build/vmlinux", "/boot/vmlinux-6.1.0-9-amd64"}));
+                                      "/lib/modules/6.1.0-9-amd64/build/vmlinux",
+                                      "/boot/vmlinux-6.1.0-9-amd64"}));
 }
 
 // The command refuses it before collecting, naming both build-ids.
 TEST_F(KernelImageLocator, KernelCommandRefusesAMismatchedVmlinux) {
-  const std::vector<std::string> argv = {profcollect_exe().string(), "kernel", "--duration", "1",
-                                         "--vmlinux", other().string(), "--kernel-notes", notes().string(),
-                                         "-o", (dir_ / "out").string()};
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "kernel",
+                                         "--duration",
+                                         "1",
+                                         "--vmlinux",
+                                         other().string(),
+                                         "--kernel-notes",
+                                         notes().string(),
+                                         "-o",
+                                         (dir_ / "out").string()};
   const CommandResult r = run_command(argv);
   EXPECT_EQ(r.exit_code, 1) << r.describe(argv);
   EXPECT_NE(r.err.find(other_id_), std::string::npos) << r.err;

@@ -67,7 +67,8 @@ std::string readelf_build_id(const std::filesystem::path& file) {
   return r.out.substr(pos + 10, r.out.find('\n', pos) - pos - 10);
 }
 
-const std::vector<std::string> kKernelFunctions = {"kernel_alpha", "kernel_beta", "kernel_gamma", "kernel_entry"};
+const std::vector<std::string> kKernelFunctions = {"kernel_alpha", "kernel_beta", "kernel_gamma",
+                                                   "kernel_entry"};
 const std::vector<std::string> kModuleFunctions = {"mod_open", "mod_read", "mod_write", "mod_exit"};
 
 // A kernel MMAP record as perf writes it: pid -1, pgoff the runtime address of the symbol the
@@ -93,13 +94,25 @@ class KernelImageResolver : public ::testing::Test {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
     }
     const auto src = source_dir() / "tests/fixtures/kernel_src";
-    const std::vector<std::string> cc = {"gcc", "-O1", "-fno-pic", "-mcmodel=kernel", "-ffreestanding",
-                                         "-fno-asynchronous-unwind-tables", "-c", (src / "fake_vmlinux.c").string(),
-                                         "-o", (dir_ / "vmlinux.o").string()};
+    const std::vector<std::string> cc = {"gcc",
+                                         "-O1",
+                                         "-fno-pic",
+                                         "-mcmodel=kernel",
+                                         "-ffreestanding",
+                                         "-fno-asynchronous-unwind-tables",
+                                         "-c",
+                                         (src / "fake_vmlinux.c").string(),
+                                         "-o",
+                                         (dir_ / "vmlinux.o").string()};
     CommandResult r = run_command(cc);
     ASSERT_EQ(r.exit_code, 0) << r.describe(cc);
-    const std::vector<std::string> ld = {"ld", "-T", (src / "fake_vmlinux.ld").string(), "--build-id",
-                                         "-o", vmlinux().string(), (dir_ / "vmlinux.o").string()};
+    const std::vector<std::string> ld = {"ld",
+                                         "-T",
+                                         (src / "fake_vmlinux.ld").string(),
+                                         "--build-id",
+                                         "-o",
+                                         vmlinux().string(),
+                                         (dir_ / "vmlinux.o").string()};
     r = run_command(ld);
     ASSERT_EQ(r.exit_code, 0) << r.describe(ld);
     nm_ = nm_symbols(vmlinux());
@@ -112,12 +125,15 @@ class KernelImageResolver : public ::testing::Test {
 
   // Every function of the stand-in, sampled halfway in at its slid address, resolves to nm's
   // address of that point.
-  void expect_functions_resolve(ImageResolver& resolver, const ProcessTable& processes, uint64_t slide) {
+  void expect_functions_resolve(ImageResolver& resolver, const ProcessTable& processes,
+                                uint64_t slide) {
     for (const auto& f : kKernelFunctions) {
       const uint64_t in_image = nm_[f].addr + nm_[f].size / 2;
-      const ResolvedAddress r = resolver.resolve(processes, kPid, in_image + slide, CpuMode::Kernel);
+      const ResolvedAddress r =
+          resolver.resolve(processes, kPid, in_image + slide, CpuMode::Kernel);
       EXPECT_EQ(r.outcome, SampleOutcome::Mapped) << f;
-      EXPECT_EQ(r.vaddr, in_image) << f << std::hex << ": got 0x" << r.vaddr << ", nm says 0x" << in_image;
+      EXPECT_EQ(r.vaddr, in_image)
+          << f << std::hex << ": got 0x" << r.vaddr << ", nm says 0x" << in_image;
       EXPECT_EQ(r.section, 0u) << f;
     }
   }
@@ -139,12 +155,14 @@ TEST_F(KernelImageResolver, SlidTextResolvesToTheVmlinuxAddressesNmGives) {
   expect_functions_resolve(resolver, processes, kSlide);
   // Once the kernel's image is decided, resolving allocates nothing.
   AllocationCounter allocations;
-  for (int i = 0; i < 1000; ++i) resolver.resolve(processes, kPid, nm_["kernel_beta"].addr + kSlide, CpuMode::Kernel);
+  for (int i = 0; i < 1000; ++i)
+    resolver.resolve(processes, kPid, nm_["kernel_beta"].addr + kSlide, CpuMode::Kernel);
   allocations.stop();
   EXPECT_EQ(allocations.count(), 0u);
   // Data in the kernel's mapping is no code of the image.
-  EXPECT_EQ(resolver.resolve(processes, kPid, nm_["counter"].addr + kSlide, CpuMode::Kernel).outcome,
-            SampleOutcome::NotExecutable);
+  EXPECT_EQ(
+      resolver.resolve(processes, kPid, nm_["counter"].addr + kSlide, CpuMode::Kernel).outcome,
+      SampleOutcome::NotExecutable);
 }
 
 TEST_F(KernelImageResolver, StextNamedMappingSlidesByStext) {
@@ -184,8 +202,9 @@ TEST_F(KernelImageResolver, KernelSamplesStayKernelWhenNoKernelImageIsSelected) 
   processes.on_mmap(kernel_mmap("[kernel.kallsyms]_text", text, 0x1000000, text));
   NoImageSelector none;
   ImageResolver resolver(none);
-  EXPECT_EQ(resolver.resolve(processes, kPid, nm_["kernel_alpha"].addr + kSlide, CpuMode::Kernel).outcome,
-            SampleOutcome::Kernel);
+  EXPECT_EQ(
+      resolver.resolve(processes, kPid, nm_["kernel_alpha"].addr + kSlide, CpuMode::Kernel).outcome,
+      SampleOutcome::Kernel);
 }
 
 using ConvertKernelImage = KernelImageResolver;
@@ -195,18 +214,26 @@ TEST_F(ConvertKernelImage, PerfScriptKernelSamplesBecomeTheVmlinuxsNoLbrProfile)
   // three functions, a count each.
   const uint64_t text = nm_["_text"].addr + kSlide;
   char mmap_line[160];
-  std::snprintf(mmap_line, sizeof mmap_line, "PERF_RECORD_MMAP -1/0: [0x%llx(0x1000000) @ 0x%llx]: x [kernel.kallsyms]_text\n",
+  std::snprintf(mmap_line, sizeof mmap_line,
+                "PERF_RECORD_MMAP -1/0: [0x%llx(0x1000000) @ 0x%llx]: x [kernel.kallsyms]_text\n",
                 static_cast<unsigned long long>(text), static_cast<unsigned long long>(text));
   std::string script = mmap_line;
-  const std::map<std::string, int> counts = {{"kernel_alpha", 3}, {"kernel_beta", 5}, {"kernel_gamma", 2}};
+  const std::map<std::string, int> counts = {
+      {"kernel_alpha", 3}, {"kernel_beta", 5}, {"kernel_gamma", 2}};
   for (const auto& [f, n] : counts) {
     char ip[40];
-    std::snprintf(ip, sizeof ip, "     %llx\n", static_cast<unsigned long long>(nm_[f].addr + nm_[f].size / 2 + kSlide));
+    std::snprintf(ip, sizeof ip, "     %llx\n",
+                  static_cast<unsigned long long>(nm_[f].addr + nm_[f].size / 2 + kSlide));
     for (int i = 0; i < n; ++i) script += ip;
   }
   write_file(dir_ / "kernel.script", script);
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
-                                         (dir_ / "kernel.script").string(), "-o", (dir_ / "kernel.fdata").string(),
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "-q",
+                                         "--perf-script",
+                                         (dir_ / "kernel.script").string(),
+                                         "-o",
+                                         (dir_ / "kernel.fdata").string(),
                                          vmlinux().string()};
   CommandResult r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
@@ -234,9 +261,16 @@ class KernelModuleResolver : public ::testing::TestWithParam<bool> {
     for (const char* tool : {"gcc", "nm", "readelf"}) {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
     }
-    std::vector<std::string> cc = {"gcc", "-O1", "-fno-pic", "-mcmodel=kernel", "-ffreestanding", "-c",
-                                   (source_dir() / "tests/fixtures/kernel_src/fake_module.c").string(),
-                                   "-o", ko().string()};
+    std::vector<std::string> cc = {
+        "gcc",
+        "-O1",
+        "-fno-pic",
+        "-mcmodel=kernel",
+        "-ffreestanding",
+        "-c",
+        (source_dir() / "tests/fixtures/kernel_src/fake_module.c").string(),
+        "-o",
+        ko().string()};
     if (function_sections()) cc.insert(cc.begin() + 1, "-ffunction-sections");
     CommandResult r = run_command(cc);
     ASSERT_EQ(r.exit_code, 0) << r.describe(cc);
@@ -252,7 +286,9 @@ class KernelModuleResolver : public ::testing::TestWithParam<bool> {
   bool function_sections() const { return GetParam(); }
   // perf names a module by its path; the file name gives the module's name ("fake_mod").
   std::filesystem::path ko() const { return dir_ / "fake-mod.ko"; }
-  std::string section_of(const std::string& f) const { return function_sections() ? ".text." + f : ".text"; }
+  std::string section_of(const std::string& f) const {
+    return function_sections() ? ".text." + f : ".text";
+  }
 
   std::shared_ptr<LoadedImage> open(const ModuleLayout& layout) const {
     auto elf = ElfBinary::open(ko());
@@ -317,11 +353,13 @@ TEST_P(KernelModuleResolver, SectionsPlacedAtTheirRuntimeBasesResolveToNmsAddres
   processes.on_mmap(kernel_mmap("[fake_mod]", kStart, kLength, 0));
   TargetImageSelector selector(open(layout), false, nullptr);
   ImageResolver resolver(selector);
-  EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome, SampleOutcome::NotExecutable);
+  EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome,
+            SampleOutcome::NotExecutable);
 
   // Once the module's image is decided, resolving allocates nothing.
   const uint64_t sample = runtime.at(section_of("mod_write")) + nm_["mod_write"].addr + 1;
-  ASSERT_EQ(resolver.resolve(processes, kPid, sample, CpuMode::Kernel).outcome, SampleOutcome::Mapped);
+  ASSERT_EQ(resolver.resolve(processes, kPid, sample, CpuMode::Kernel).outcome,
+            SampleOutcome::Mapped);
   AllocationCounter allocations;
   for (int i = 0; i < 1000; ++i) resolver.resolve(processes, kPid, sample, CpuMode::Kernel);
   allocations.stop();
@@ -361,23 +399,27 @@ TEST_P(KernelModuleResolver, AKallsymsSymbolGivesItsSectionsRuntimeBase) {
 
   // Many symbols at once: each places its section; a name listed twice at run time places
   // nothing; symbols that disagree on their section's place leave it out.
-  const uint64_t write_at = base + nm_["mod_write"].addr, read_at = kStart + 0x3000 + nm_["mod_read"].addr;
-  std::vector<ModuleLayout::Section> sections =
-      module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_read", read_at}, {"no_such_symbol", base}});
+  const uint64_t write_at = base + nm_["mod_write"].addr,
+                 read_at = kStart + 0x3000 + nm_["mod_read"].addr;
+  std::vector<ModuleLayout::Section> sections = module_sections_of_symbols(
+      *elf, {{"mod_write", write_at}, {"mod_read", read_at}, {"no_such_symbol", base}});
   std::map<std::string, uint64_t> by_name;
   for (const auto& p : sections) by_name[p.name] = p.address;
   if (function_sections()) {
-    EXPECT_EQ(by_name, (std::map<std::string, uint64_t>{{section_of("mod_write"), base},
-                                                        {section_of("mod_read"), kStart + 0x3000}}));
+    EXPECT_EQ(by_name,
+              (std::map<std::string, uint64_t>{{section_of("mod_write"), base},
+                                               {section_of("mod_read"), kStart + 0x3000}}));
   } else {
     // One .text for both: they disagree.
     EXPECT_TRUE(by_name.empty()) << ::testing::PrintToString(by_name);
   }
-  sections = module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_write", write_at + 0x100}});
+  sections =
+      module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_write", write_at + 0x100}});
   EXPECT_TRUE(sections.empty()) << "a name listed twice places nothing";
   if (!function_sections()) {
     const uint64_t exit_in_text = write_at - nm_["mod_write"].addr + nm_["mod_exit"].addr;
-    sections = module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_exit", exit_in_text}});
+    sections =
+        module_sections_of_symbols(*elf, {{"mod_write", write_at}, {"mod_exit", exit_in_text}});
     ASSERT_EQ(sections.size(), 1u) << "two symbols of .text that agree place it";
     EXPECT_EQ(sections[0].address, base);
   }
@@ -399,7 +441,8 @@ TEST_P(KernelModuleResolver, AnotherModulesMappingIsNotSelected) {
   processes.on_mmap(kernel_mmap("/lib/modules/6.1.0/kernel/fs/fuse/fuse.ko", kStart, kLength, 0));
   TargetImageSelector selector(open({}), false, nullptr);
   ImageResolver resolver(selector);
-  EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome, SampleOutcome::Kernel);
+  EXPECT_EQ(resolver.resolve(processes, kPid, kStart + 0x10, CpuMode::Kernel).outcome,
+            SampleOutcome::Kernel);
 }
 
 // From a recording, the module's .text is at the start of its mapping (perf records no section
@@ -409,8 +452,13 @@ TEST_P(KernelModuleResolver, ConvertWritesTheModulesProfileWhenItsCodeIsInText) 
   script << "PERF_RECORD_MMAP -1/0: [0xffffffffc0a40000(0x8000) @ 0]: x [fake_mod]\n"
          << "     " << std::hex << kStart + nm_["mod_write"].addr + 1 << "\n";
   write_file(dir_ / "module.script", script.str());
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
-                                         (dir_ / "module.script").string(), "-o", (dir_ / "module.fdata").string(),
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "-q",
+                                         "--perf-script",
+                                         (dir_ / "module.script").string(),
+                                         "-o",
+                                         (dir_ / "module.fdata").string(),
                                          ko().string()};
   CommandResult r = run_command(argv);
   if (function_sections()) {

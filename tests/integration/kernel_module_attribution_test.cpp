@@ -37,7 +37,8 @@ class KernelModuleAttribution : public ::testing::Test {
       std::string address, type, name, rest;
       while (in >> address >> type >> name) {
         std::getline(in, rest);
-        if (rest.empty() && (type == "t" || type == "T")) text[std::stoull(address, nullptr, 16)] = name;
+        if (rest.empty() && (type == "t" || type == "T"))
+          text[std::stoull(address, nullptr, 16)] = name;
       }
     }
     for (auto it = text.begin(); it != text.end(); ++it) {
@@ -50,10 +51,12 @@ class KernelModuleAttribution : public ::testing::Test {
     ASSERT_GT(end_, start_);
     char line[160];
     std::snprintf(line, sizeof line, "fake_mod %llu 0 - Live 0x%llx\n",
-                  static_cast<unsigned long long>(end_ - start_), static_cast<unsigned long long>(start_));
+                  static_cast<unsigned long long>(end_ - start_),
+                  static_cast<unsigned long long>(start_));
     write_file(dir_ / "modules", line);
-    const std::vector<std::string> cc = {"gcc", "-O2", "-o", load_.string(),
-                                         (source_dir() / "tests/fixtures/kernel_src/syscall_load.c").string()};
+    const std::vector<std::string> cc = {
+        "gcc", "-O2", "-o", load_.string(),
+        (source_dir() / "tests/fixtures/kernel_src/syscall_load.c").string()};
     ASSERT_EQ(run_command(cc).exit_code, 0);
   }
 
@@ -99,8 +102,10 @@ TEST_F(KernelModuleAttribution, SamplesInAModulesMemoryAreCountedForTheModule) {
   EXPECT_EQ(r.module_samples, in_module);
   EXPECT_EQ(kernel["module_profiles"], nlohmann::json::array()) << "no .ko of the module was given";
   const std::string functions = read_file(std::filesystem::path(r.profile_dir) / "functions.txt");
-  EXPECT_EQ(functions.find(" read_zero kernel"), std::string::npos) << "read_zero's samples are the module's now";
-  EXPECT_NE(functions.find(" kernel\n"), std::string::npos) << "the kernel's other functions stay the kernel's";
+  EXPECT_EQ(functions.find(" read_zero kernel"), std::string::npos)
+      << "read_zero's samples are the module's now";
+  EXPECT_NE(functions.find(" kernel\n"), std::string::npos)
+      << "the kernel's other functions stay the kernel's";
 }
 
 // With the module's .ko under the modules directory and no /sys/module listing, the module is
@@ -111,15 +116,24 @@ TEST_F(KernelModuleAttribution, AModuleWithItsKoPlacedByKallsymsGetsEverySampleI
   write_file(dir_ / "big.c",
              "void fake_mod_big(void) { __asm__ volatile(\".rept 8192\\n nop\\n .endr\"); }\n");
   std::filesystem::create_directories(dir_ / "lib-modules/extra");
-  const std::vector<std::string> cc = {"clang-19", "-O1", "-g", "-ffunction-sections", "-fno-pic", "-mcmodel=kernel",
-                                       "-ffreestanding", "-c", (dir_ / "big.c").string(), "-o",
+  const std::vector<std::string> cc = {"clang-19",
+                                       "-O1",
+                                       "-g",
+                                       "-ffunction-sections",
+                                       "-fno-pic",
+                                       "-mcmodel=kernel",
+                                       "-ffreestanding",
+                                       "-c",
+                                       (dir_ / "big.c").string(),
+                                       "-o",
                                        (dir_ / "lib-modules/extra/fake-mod.ko").string()};
   const CommandResult built = run_command(cc);
   ASSERT_EQ(built.exit_code, 0) << built.describe(cc);
   // kallsyms as the kernel would list it with the module loaded: its function at the start of
   // the module's memory.
   char line[160];
-  std::snprintf(line, sizeof line, "%016llx t fake_mod_big\t[fake_mod]\n", static_cast<unsigned long long>(start_));
+  std::snprintf(line, sizeof line, "%016llx t fake_mod_big\t[fake_mod]\n",
+                static_cast<unsigned long long>(start_));
   write_file(dir_ / "kallsyms", read_file("/proc/kallsyms") + line);
 
   KernelCollectionSettings s;
@@ -132,14 +146,17 @@ TEST_F(KernelModuleAttribution, AModuleWithItsKoPlacedByKallsymsGetsEverySampleI
   const uint64_t in_module = kernel["modules"].value("fake_mod", uint64_t{0});
   ASSERT_GT(in_module, 0u) << kernel.dump(2);
   EXPECT_EQ(kernel["module_profiles"], nlohmann::json::array({"fake_mod"})) << kernel.dump(2);
-  EXPECT_EQ(kernel["modules_placed_by_kallsyms"], nlohmann::json::array({"fake_mod"})) << kernel.dump(2);
+  EXPECT_EQ(kernel["modules_placed_by_kallsyms"], nlohmann::json::array({"fake_mod"}))
+      << kernel.dump(2);
 
   // The module's profile directory (named after the .ko) holds exactly the module's samples.
   std::filesystem::path profile;
   for (const auto& e : std::filesystem::directory_iterator(dir_ / "out")) {
-    if (e.is_directory() && e.path().filename().string().starts_with("fake-mod.ko-")) profile = e.path();
+    if (e.is_directory() && e.path().filename().string().starts_with("fake-mod.ko-"))
+      profile = e.path();
   }
-  ASSERT_FALSE(profile.empty()) << "no profile of the module in " << (dir_ / "out") << "\n" << logger_.text();
+  ASSERT_FALSE(profile.empty()) << "no profile of the module in " << (dir_ / "out") << "\n"
+                                << logger_.text();
   const nlohmann::json meta = nlohmann::json::parse(read_file(profile / "meta.json"));
   EXPECT_EQ(meta["samples"].get<uint64_t>(), in_module) << meta.dump(2);
   uint64_t total = 0;

@@ -28,7 +28,8 @@ constexpr uint64_t kModuleStart = 0xffffffffc0a40000, kModuleLength = 0x8000;
 
 std::string hex(uint64_t v, bool prefix = true) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, prefix ? "0x%llx" : "%llx", static_cast<unsigned long long>(v));
+  std::snprintf(buffer, sizeof buffer, prefix ? "0x%llx" : "%llx",
+                static_cast<unsigned long long>(v));
   return buffer;
 }
 
@@ -48,18 +49,20 @@ struct NmFunction {
 class KernelModuleProfiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (const char* tool :
-         {"clang-19", "ld", "nm", "objdump", "objcopy", "readelf", "llvm-profgen-19", "llvm-profdata-19"}) {
+    for (const char* tool : {"clang-19", "ld", "nm", "objdump", "objcopy", "readelf",
+                             "llvm-profgen-19", "llvm-profdata-19"}) {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
     }
     run({"clang-19", "-O2", "-g", "-gdwarf-5", "-fdebug-info-for-profiling", "-mllvm",
-         "-enable-fs-discriminator=true", "-fno-pic", "-mcmodel=kernel", "-ffreestanding", "-fno-builtin",
-         "-fno-stack-protector", "-fcf-protection=none", "-mno-red-zone", "-fno-asynchronous-unwind-tables", "-c",
-         (source_dir() / "tests/fixtures/kernel_src/autofdo_module.c").string(), "-o", (dir_ / "module.o").string()});
+         "-enable-fs-discriminator=true", "-fno-pic", "-mcmodel=kernel", "-ffreestanding",
+         "-fno-builtin", "-fno-stack-protector", "-fcf-protection=none", "-mno-red-zone",
+         "-fno-asynchronous-unwind-tables", "-c",
+         (source_dir() / "tests/fixtures/kernel_src/autofdo_module.c").string(), "-o",
+         (dir_ / "module.o").string()});
     run({"ld", "-r", "--build-id", "-o", ko().string(), (dir_ / "module.o").string()});
     // -mcmodel=kernel code needs its addresses to fit a sign-extended 32-bit field: 0x10000000 does.
-    run({"ld", "-static", "--build-id", "-Ttext=0x10000000", "-e", "mod_init", "-o", twin().string(),
-         (dir_ / "module.o").string()});
+    run({"ld", "-static", "--build-id", "-Ttext=0x10000000", "-e", "mod_init", "-o",
+         twin().string(), (dir_ / "module.o").string()});
     if (HasFatalFailure()) return;
     read_nm();
     read_twin_layout();
@@ -81,7 +84,8 @@ class KernelModuleProfiles : public ::testing::Test {
     for (const std::string& line : split_lines(r.out)) {
       const std::vector<std::string> f = words(line);
       if (f.size() != 4 || (f[2] != "T" && f[2] != "t")) continue;
-      functions_.push_back({f[3], std::stoull(f[0], nullptr, 16), std::stoull(f[1], nullptr, 16), f[2] == "t"});
+      functions_.push_back(
+          {f[3], std::stoull(f[0], nullptr, 16), std::stoull(f[1], nullptr, 16), f[2] == "t"});
     }
     ASSERT_GE(functions_.size(), 4u);
   }
@@ -93,7 +97,8 @@ class KernelModuleProfiles : public ::testing::Test {
     for (const std::string& line : split_lines(r.out)) {
       const std::vector<std::string> f = words(line);
       for (size_t i = 0; i + 2 < f.size(); ++i) {
-        if (f[i] == ".text" && f[i + 1] == "PROGBITS") twin_text_ = std::stoull(f[i + 2], nullptr, 16);
+        if (f[i] == ".text" && f[i + 1] == "PROGBITS")
+          twin_text_ = std::stoull(f[i + 2], nullptr, 16);
       }
     }
     r = run_command({"readelf", "-lW", twin().string()});
@@ -141,10 +146,12 @@ class KernelModuleProfiles : public ::testing::Test {
   std::string twin_script() const {
     const uint64_t page = 0xfff;
     std::string out = "PERF_RECORD_MMAP2 4242/4242: [" + hex(segment_vaddr_ & ~page) + "(" +
-                      hex(segment_size_ + (segment_vaddr_ & page)) + ") @ " + hex(segment_offset_ & ~page) +
-                      " 08:01 1234 0]: r-xp " + twin().string() + "\n";
+                      hex(segment_size_ + (segment_vaddr_ & page)) + ") @ " +
+                      hex(segment_offset_ & ~page) + " 08:01 1234 0]: r-xp " + twin().string() +
+                      "\n";
     for (const auto& [offset, count] : samples_) {
-      for (uint64_t i = 0; i < count; ++i) out += "    " + hex(twin_text_ + offset, false) + " 0x0/0x0/P/-/-/0\n";
+      for (uint64_t i = 0; i < count; ++i)
+        out += "    " + hex(twin_text_ + offset, false) + " 0x0/0x0/P/-/-/0\n";
     }
     return out;
   }
@@ -152,9 +159,17 @@ class KernelModuleProfiles : public ::testing::Test {
   fs::path convert(const std::string& formats) {
     write_file(dir_ / "module.script", module_script());
     const fs::path out = dir_ / "out";
-    const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--kernel", "--perf-script",
-                                           (dir_ / "module.script").string(), "--format", formats, "-o",
-                                           out.string(), ko().string()};
+    const std::vector<std::string> argv = {profcollect_exe().string(),
+                                           "convert",
+                                           "-q",
+                                           "--kernel",
+                                           "--perf-script",
+                                           (dir_ / "module.script").string(),
+                                           "--format",
+                                           formats,
+                                           "-o",
+                                           out.string(),
+                                           ko().string()};
     const CommandResult r = run_command(argv);
     EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
     return out;
@@ -170,11 +185,11 @@ TEST_F(KernelModuleProfiles, AutofdoProfileEqualsLlvmProfgensOfTheUserSpaceTwin)
   const fs::path out = convert("autofdo,bolt,unsymbolized");
   ASSERT_FALSE(HasFailure());
   write_file(dir_ / "twin.script", twin_script());
-  const std::string expected = normalize_profile(
-      run_llvm_profgen({"--perfscript=" + (dir_ / "twin.script").string(), "--binary=" + twin().string(),
-                        "--leading-ip-only"},
-                       dir_.path()),
-      dir_.path());
+  const std::string expected =
+      normalize_profile(run_llvm_profgen({"--perfscript=" + (dir_ / "twin.script").string(),
+                                          "--binary=" + twin().string(), "--leading-ip-only"},
+                                         dir_.path()),
+                        dir_.path());
   // Not a trivial comparison: the judge's profile holds the module's functions, with lines that
   // carry flow-sensitive discriminators (beyond the classic 6-bit base).
   for (const char* function : {"mod_ioctl:", "mod_init:", "mod_irq:"}) {
@@ -183,12 +198,13 @@ TEST_F(KernelModuleProfiles, AutofdoProfileEqualsLlvmProfgensOfTheUserSpaceTwin)
   bool wide = false;
   for (const std::string& line : split_lines(expected)) {
     const size_t dot = line.find('.'), colon = line.find(':');
-    if (line.starts_with(" ") && dot != std::string::npos && colon != std::string::npos && dot < colon &&
-        std::stoull(line.substr(dot + 1, colon - dot - 1)) >= 64)
+    if (line.starts_with(" ") && dot != std::string::npos && colon != std::string::npos &&
+        dot < colon && std::stoull(line.substr(dot + 1, colon - dot - 1)) >= 64)
       wide = true;
   }
   EXPECT_TRUE(wide) << "no flow-sensitive discriminator in the judge's profile:\n" << expected;
-  EXPECT_EQ("", profile_difference(normalize_profile(read_file(out / "autofdo.prof"), dir_.path()), expected));
+  EXPECT_EQ("", profile_difference(normalize_profile(read_file(out / "autofdo.prof"), dir_.path()),
+                                   expected));
   EXPECT_TRUE(fs::exists(out / "autofdo.unsym"));
 }
 
@@ -210,19 +226,28 @@ TEST_F(KernelModuleProfiles, ASeparateDebugFileFoundByBuildIdGivesTheSameProfile
 
   write_file(dir_ / "module.script", module_script());
   write_file(dir_ / "twin.script", twin_script());
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
-                                         (dir_ / "module.script").string(), "--debug-dir", debug_dir.string(),
-                                         "--format", "autofdo", "-o", (dir_ / "stripped.prof").string(),
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "-q",
+                                         "--perf-script",
+                                         (dir_ / "module.script").string(),
+                                         "--debug-dir",
+                                         debug_dir.string(),
+                                         "--format",
+                                         "autofdo",
+                                         "-o",
+                                         (dir_ / "stripped.prof").string(),
                                          stripped.string()};
   const CommandResult r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
-  const std::string expected = normalize_profile(
-      run_llvm_profgen({"--perfscript=" + (dir_ / "twin.script").string(), "--binary=" + twin().string(),
-                        "--leading-ip-only"},
-                       dir_.path()),
-      dir_.path());
+  const std::string expected =
+      normalize_profile(run_llvm_profgen({"--perfscript=" + (dir_ / "twin.script").string(),
+                                          "--binary=" + twin().string(), "--leading-ip-only"},
+                                         dir_.path()),
+                        dir_.path());
   ASSERT_NE(expected.find("mod_ioctl:"), std::string::npos) << expected;
-  EXPECT_EQ("", profile_difference(normalize_profile(read_file(dir_ / "stripped.prof"), dir_.path()), expected));
+  EXPECT_EQ("", profile_difference(
+                    normalize_profile(read_file(dir_ / "stripped.prof"), dir_.path()), expected));
 }
 
 TEST_F(KernelModuleProfiles, BoltFdataNamesNmsFunctionsAtTheirSectionRelativeOffsets) {
@@ -249,11 +274,18 @@ TEST_F(KernelModuleProfiles, BoltFdataNamesNmsFunctionsAtTheirSectionRelativeOff
 TEST_F(KernelModuleProfiles, AModuleWithoutCodeInTextIsRefusedForARecording) {
   // -ffunction-sections leaves .text empty: a recording gives no other section's place.
   const fs::path split = dir_ / "split-mod.ko";
-  run({"clang-19", "-O2", "-g", "-ffunction-sections", "-fno-pic", "-mcmodel=kernel", "-ffreestanding", "-c",
-       (source_dir() / "tests/fixtures/kernel_src/autofdo_module.c").string(), "-o", split.string()});
+  run({"clang-19", "-O2", "-g", "-ffunction-sections", "-fno-pic", "-mcmodel=kernel",
+       "-ffreestanding", "-c",
+       (source_dir() / "tests/fixtures/kernel_src/autofdo_module.c").string(), "-o",
+       split.string()});
   write_file(dir_ / "module.script", module_script());
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "--perf-script",
-                                         (dir_ / "module.script").string(), "-o", (dir_ / "x.fdata").string(),
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "-q",
+                                         "--perf-script",
+                                         (dir_ / "module.script").string(),
+                                         "-o",
+                                         (dir_ / "x.fdata").string(),
                                          split.string()};
   const CommandResult r = run_command(argv);
   EXPECT_EQ(r.exit_code, 1) << r.describe(argv);

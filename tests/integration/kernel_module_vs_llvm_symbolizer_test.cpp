@@ -61,22 +61,32 @@ std::vector<std::string> symbolize(const fs::path& object, const std::vector<uin
 enum class LayoutSource { Given, SysModuleSections, KallsymsSymbols };
 
 std::ostream& operator<<(std::ostream& os, LayoutSource s) {
-  return os << (s == LayoutSource::Given ? "Given" : s == LayoutSource::SysModuleSections ? "SysModuleSections"
-                                                                                         : "KallsymsSymbols");
+  return os << (s == LayoutSource::Given               ? "Given"
+                : s == LayoutSource::SysModuleSections ? "SysModuleSections"
+                                                       : "KallsymsSymbols");
 }
 
 class KernelModuleVsLlvmSymbolizer : public ::testing::TestWithParam<LayoutSource> {};
 
-TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAttributesAtItsAddress) {
+TEST_P(KernelModuleVsLlvmSymbolizer,
+       EverySampleTranslatesToWhatLlvmSymbolizerAttributesAtItsAddress) {
   for (const char* tool : {"clang-19", "objcopy", "llvm-symbolizer-19", "nm"}) {
     if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
   }
   TempDir dir;
   const fs::path ko = dir / "fake-mod.ko", placed = dir / "fake-mod.placed.ko";
-  const std::vector<std::string> cc = {"clang-19", "-O1", "-g", "-ffunction-sections", "-fno-pic",
-                                       "-mcmodel=kernel", "-ffreestanding", "-c",
-                                       (source_dir() / "tests/fixtures/kernel_src/fake_module.c").string(),
-                                       "-o", ko.string()};
+  const std::vector<std::string> cc = {
+      "clang-19",
+      "-O1",
+      "-g",
+      "-ffunction-sections",
+      "-fno-pic",
+      "-mcmodel=kernel",
+      "-ffreestanding",
+      "-c",
+      (source_dir() / "tests/fixtures/kernel_src/fake_module.c").string(),
+      "-o",
+      ko.string()};
   CommandResult run = run_command(cc);
   ASSERT_EQ(run.exit_code, 0) << run.describe(cc);
 
@@ -112,7 +122,8 @@ TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAt
   if (GetParam() == LayoutSource::Given) {
     BinaryIdentity id;
     id.path = ko;
-    auto image = std::make_shared<LoadedImage>(elf, id, ImageLoadOptions{}, ImageTranslator::kernel_module(*elf, layout));
+    auto image = std::make_shared<LoadedImage>(elf, id, ImageLoadOptions{},
+                                               ImageTranslator::kernel_module(*elf, layout));
     selector = std::make_unique<TargetImageSelector>(image, false, nullptr);
   } else {
     // A modules directory holding the .ko (found by the module's name, '-' read as '_'); the
@@ -125,8 +136,10 @@ TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAt
     if (GetParam() == LayoutSource::SysModuleSections) {
       const fs::path sections = dir / "sys-module/fake_mod/sections";
       fs::create_directories(sections);
-      for (const auto& [section, address] : runtime) write_file(sections / section, hex(address) + "\n");
-      write_file(sections / ".data", hex(kStart + 0x7800) + "\n");  // not code: placed, never sampled
+      for (const auto& [section, address] : runtime)
+        write_file(sections / section, hex(address) + "\n");
+      write_file(sections / ".data",
+                 hex(kStart + 0x7800) + "\n");  // not code: placed, never sampled
     } else {
       // kallsyms lists the module's functions at their runtime addresses (nm gives each one's
       // offset in its section), among the kernel's own and another module's.
@@ -137,11 +150,13 @@ TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAt
         if (!(in >> address >> type >> name) || (type != "t" && type != "T")) continue;
         const std::string section = ".text." + name;
         if (!runtime.count(section)) continue;
-        selection.kallsyms.push_back({runtime.at(section) + std::stoull(address, nullptr, 16), name, "fake_mod"});
+        selection.kallsyms.push_back(
+            {runtime.at(section) + std::stoull(address, nullptr, 16), name, "fake_mod"});
       }
       ASSERT_EQ(selection.kallsyms.size(), kFunctions.size()) << run.out;
-      selection.kallsyms.push_back({0xffffffff81000000, "mod_read", ""});            // the kernel's
-      selection.kallsyms.push_back({kStart + 0x100000, "mod_write", "other_mod"});  // another module's
+      selection.kallsyms.push_back({0xffffffff81000000, "mod_read", ""});  // the kernel's
+      selection.kallsyms.push_back(
+          {kStart + 0x100000, "mod_write", "other_mod"});  // another module's
     }
     selector = std::make_unique<KernelImageSelector>(selection);
   }
@@ -177,20 +192,24 @@ TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAt
       ASSERT_TRUE(runtime.count(section)) << f << "+" << offset << ": section " << section;
       taken.push_back(address - kStart);
       // The image address less its section's is the section-relative address.
-      translated.push_back(runtime.at(section) - kStart + r.vaddr - elf->sections()[r.section].addr);
+      translated.push_back(runtime.at(section) - kStart + r.vaddr -
+                           elf->sections()[r.section].addr);
       // The function and line our DWARF reader (relocated by libdwfl) names there.
       const InlineStack& stack = image->debug()->dwarf().symbolize(r.vaddr);
       ASSERT_FALSE(stack.empty()) << f << "+" << offset;
-      ours_dwarf.push_back(std::string(stack.back().name) + ":" + std::to_string(stack.back().line));
+      ours_dwarf.push_back(std::string(stack.back().name) + ":" +
+                           std::to_string(stack.back().line));
     }
   }
-  const std::vector<std::string> truth = symbolize(placed, taken), ours = symbolize(placed, translated);
+  const std::vector<std::string> truth = symbolize(placed, taken),
+                                 ours = symbolize(placed, translated);
   ASSERT_EQ(truth.size(), taken.size());
   ASSERT_EQ(ours.size(), truth.size());
   size_t index = 0;
   for (const std::string& f : kFunctions) {
     for (uint64_t offset = 0; offset < sizes[f]; ++offset, ++index) {
-      EXPECT_TRUE(truth[index].starts_with(f + "\n")) << "llvm-symbolizer at " << f << "+" << offset << ": " << truth[index];
+      EXPECT_TRUE(truth[index].starts_with(f + "\n"))
+          << "llvm-symbolizer at " << f << "+" << offset << ": " << truth[index];
       EXPECT_EQ(ours[index], truth[index]) << f << "+" << offset;
       // llvm-symbolizer's innermost frame: "function\nfile:line:column".
       const std::string& answer = truth[index];
@@ -198,7 +217,8 @@ TEST_P(KernelModuleVsLlvmSymbolizer, EverySampleTranslatesToWhatLlvmSymbolizerAt
       const size_t line_end = answer.find('\n', newline + 1);
       const std::string location = answer.substr(newline + 1, line_end - newline - 1);
       const size_t last = location.rfind(':'), before = location.rfind(':', last - 1);
-      EXPECT_EQ(ours_dwarf[index], answer.substr(0, newline) + ":" + location.substr(before + 1, last - before - 1))
+      EXPECT_EQ(ours_dwarf[index],
+                answer.substr(0, newline) + ":" + location.substr(before + 1, last - before - 1))
           << f << "+" << offset;
     }
   }

@@ -59,7 +59,8 @@ std::vector<FunctionShare> perf_report_functions(const std::string& text) {
   }
   std::vector<FunctionShare> out;
   for (const auto& [name, share] : per_function) out.push_back({name, share / total});
-  std::sort(out.begin(), out.end(), [](const FunctionShare& a, const FunctionShare& b) { return a.share > b.share; });
+  std::sort(out.begin(), out.end(),
+            [](const FunctionShare& a, const FunctionShare& b) { return a.share > b.share; });
   return out;
 }
 
@@ -77,7 +78,8 @@ std::vector<FunctionShare> profcollect_functions(const std::string& text) {
 
 std::string names(const std::vector<FunctionShare>& f, size_t n) {
   std::string s;
-  for (size_t i = 0; i < f.size() && i < n; ++i) s += "  " + f[i].name + " " + std::to_string(100 * f[i].share) + "%\n";
+  for (size_t i = 0; i < f.size() && i < n; ++i)
+    s += "  " + f[i].name + " " + std::to_string(100 * f[i].share) + "%\n";
   return s;
 }
 
@@ -95,7 +97,8 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   // runs until the profiler returns (and is killed then), however long the profiler takes to
   // start: a fixed load duration left a slow (sanitized) start sampling an idle machine.
   const std::filesystem::path out = dir / "out";
-  const std::vector<std::string> ours = {profcollect_exe().string(), "kernel", "--duration", "5", "-o", out.string()};
+  const std::vector<std::string> ours = {
+      profcollect_exe().string(), "kernel", "--duration", "5", "-o", out.string()};
   CommandResult r;
   {
     SyscallLoad running(load, 600, loads);
@@ -114,8 +117,9 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
   // --buildid-mmap: beside another system-wide profcollect (a test running in parallel), the
   // kernel flags perf's MMAP2 records as holding build-ids, and perf 6.1 aborts on them unless
   // it asked for build-ids itself.
-  const std::vector<std::string> record = {"perf", "record", "-q", "--buildid-mmap", "-a", "-e", "cpu-clock:k",
-                                           "-o", data.string(), "--", "sleep", "5"};
+  const std::vector<std::string> record = {"perf",        "record", "-q",          "--buildid-mmap",
+                                           "-a",          "-e",     "cpu-clock:k", "-o",
+                                           data.string(), "--",     "sleep",       "5"};
   {
     SyscallLoad running(load, 600, loads);
     ASSERT_EQ(running.started(), loads);
@@ -123,16 +127,20 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
     r = run_command(record);
   }
   ASSERT_EQ(r.exit_code, 0) << r.describe(record);
-  const std::vector<std::string> report = {"perf", "report", "-i", data.string(), "--sort", "comm,sym", "--stdio"};
+  const std::vector<std::string> report = {"perf",   "report",   "-i",     data.string(),
+                                           "--sort", "comm,sym", "--stdio"};
   r = run_command(report);
   ASSERT_EQ(r.exit_code, 0) << r.describe(report);
   const std::vector<FunctionShare> perf = perf_report_functions(r.out);
-  const std::vector<FunctionShare> mine = profcollect_functions(read_file(profile / "functions.txt"));
+  const std::vector<FunctionShare> mine =
+      profcollect_functions(read_file(profile / "functions.txt"));
   ASSERT_GE(perf.size(), 10u) << r.out;
   ASSERT_GE(mine.size(), 10u);
 
   // Each share as a part of what the hottest function leaves.
-  auto beside_hottest = [](const std::vector<FunctionShare>& f, size_t i) { return f[i].share / (1 - f[0].share); };
+  auto beside_hottest = [](const std::vector<FunctionShare>& f, size_t i) {
+    return f[i].share / (1 - f[0].share);
+  };
   std::set<std::string> head;
   for (size_t i = 1; i < mine.size(); ++i) {
     if (i < 10 || beside_hottest(mine, i) >= kMeaningfulShare) head.insert(mine[i].name);
@@ -144,8 +152,11 @@ TEST(KernelProfileVsPerf, TopKernelFunctionsAgreeWithPerfAndTheUnsymbolizedProfi
     found += head.count(perf[i].name);
   }
   const std::string lists = "perf:\n" + names(perf, 12) + "profcollect:\n" + names(mine, 12);
-  std::printf("%zu of perf's %zu compared functions at the head of profcollect's profile\n", found, compared);
-  ASSERT_GE(compared, 5u) << "the load does not dominate: too few functions with a meaningful share\n" << lists;
+  std::printf("%zu of perf's %zu compared functions at the head of profcollect's profile\n", found,
+              compared);
+  ASSERT_GE(compared, 5u)
+      << "the load does not dominate: too few functions with a meaningful share\n"
+      << lists;
   // Seven of perf's top ten: the hottest (checked below), the compared ones found, and those
   // with too small a share to be compared.
   EXPECT_GE(1 + found + (9 - compared), 7u) << lists;

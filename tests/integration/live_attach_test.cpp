@@ -37,8 +37,8 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   BackgroundProcess target = start_target(spawner, {go.string(), library.string(), "1"});
   const std::string pid = std::to_string(target.pid());
 
-  BackgroundProcess collector = start_profcollect(
-      {"-o", out.string(), "--pid", pid, "--binary", spawner.string(), "--binary", library.string()});
+  BackgroundProcess collector = start_profcollect({"-o", out.string(), "--pid", pid, "--binary",
+                                                   spawner.string(), "--binary", library.string()});
   // perf starts with its events disabled (-D -1) and says when it has enabled them: only then
   // is it sure to follow what the program starts.
   const fs::path ctl = tmp / "perf.ctl", ack = tmp / "perf.ack";
@@ -48,13 +48,18 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   // records as carrying one over their device/inode body unless perf's events take them too;
   // perf 6.1 aborts on such records (convert_stale_build_id_flag_test.cpp).
   BackgroundProcess perf = BackgroundProcess::start(
-      {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "-F", "4000", "-D", "-1", "--control",
-       "fifo:" + ctl.string() + "," + ack.string(), "-o", data.string(), "-p", pid});
-  ASSERT_TRUE(perf_control(ctl, ack, "enable")) << "perf record did not enable\n" << perf.describe();
+      {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "-F", "4000", "-D", "-1",
+       "--control", "fifo:" + ctl.string() + "," + ack.string(), "-o", data.string(), "-p", pid});
+  ASSERT_TRUE(perf_control(ctl, ack, "enable")) << "perf record did not enable\n"
+                                                << perf.describe();
   // profcollect says "collecting" once its events are enabled and the process's maps read.
-  ASSERT_TRUE(wait_until([&] {
-    return has_perf_event_fd(collector.pid()) && collector.err().find("collecting") != std::string::npos;
-  }, kPatience)) << collector.describe();
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return has_perf_event_fd(collector.pid()) &&
+               collector.err().find("collecting") != std::string::npos;
+      },
+      kPatience))
+      << collector.describe();
   ASSERT_TRUE(collector.running()) << collector.describe();
 
   write_file(go, "");
@@ -63,7 +68,8 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   ASSERT_EQ(*target_status, 0) << target.describe();
   // Every target process has exited: both profilers end by themselves.
   const auto collector_status = collector.wait(kPatience);
-  ASSERT_TRUE(collector_status) << "profcollect did not stop after its target exited\n" << collector.describe();
+  ASSERT_TRUE(collector_status) << "profcollect did not stop after its target exited\n"
+                                << collector.describe();
   EXPECT_EQ(*collector_status, 0) << collector.describe();
   if (!perf.wait(kPatience)) perf.signal(SIGINT);
   const std::optional<int> perf_status = perf.wait(kPatience);
@@ -74,8 +80,10 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   const json collection = read_json_file(out / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << collector.describe();
   EXPECT_EQ(collection.at("lost").get<uint64_t>(), 0u) << collection.dump(2);
-  EXPECT_EQ(collection.at("unmapped").at("not_executable").get<uint64_t>(), 0u) << collection.dump(2);
-  EXPECT_EQ(collection.at("unmapped").at("build_id_mismatch").get<uint64_t>(), 0u) << collection.dump(2);
+  EXPECT_EQ(collection.at("unmapped").at("not_executable").get<uint64_t>(), 0u)
+      << collection.dump(2);
+  EXPECT_EQ(collection.at("unmapped").at("build_id_mismatch").get<uint64_t>(), 0u)
+      << collection.dump(2);
   EXPECT_EQ(collection.at("unmapped").at("no_mapping").get<uint64_t>(), 0u) << collection.dump(2);
 
   std::map<std::string, uint64_t> ours;  // function -> samples, over both binaries
@@ -83,7 +91,8 @@ TEST_F(LiveAttachTest, ThreadsChildAndLibraryStartedAfterAttachAreProfiled) {
   for (const fs::path& binary : {spawner, library}) {
     const std::string name = binary.filename().string();
     const auto dirs = profile_dirs(out, name);
-    ASSERT_EQ(dirs.size(), 1u) << "no profile of " << name << " in " << out << "\n" << collector.describe();
+    ASSERT_EQ(dirs.size(), 1u) << "no profile of " << name << " in " << out << "\n"
+                               << collector.describe();
     EXPECT_EQ(dirs[0].filename().string(), name + "-" + readelf_build_id(binary));
     const json meta = read_json_file(dirs[0] / "meta.json");
     ASSERT_FALSE(meta.is_discarded());

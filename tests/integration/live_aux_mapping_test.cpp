@@ -35,7 +35,8 @@ class LiveAuxMapping : public ::testing::Test {
     attr.exclude_kernel = 1;
     attr.exclude_hv = 1;
     fd_ = static_cast<int>(::syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC));
-    if (fd_ < 0) GTEST_SKIP() << "perf_event_open of cpu-clock for this thread: " << std::strerror(errno);
+    if (fd_ < 0)
+      GTEST_SKIP() << "perf_event_open of cpu-clock for this thread: " << std::strerror(errno);
     page_ = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   }
   void TearDown() override {
@@ -56,7 +57,8 @@ TEST_F(LiveAuxMapping, KernelTakesTheLayoutAndRefusesOnlyForLackOfAnAuxPmu) {
     control->aux_offset = page_;
     control->aux_size = page_;
     errno = 0;
-    void* aux = ::mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(page_));
+    void* aux =
+        ::mmap(nullptr, page_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, static_cast<off_t>(page_));
     const int err = errno;
     EXPECT_EQ(aux, MAP_FAILED);
     EXPECT_EQ(err, EINVAL) << "a wrong aux_offset: " << std::strerror(err);

@@ -39,7 +39,8 @@ class LiveBpfEngineTest : public LiveFixtureTest {
   void SetUp() override {
     LiveFixtureTest::SetUp();
     if (IsSkipped()) return;
-    if (::geteuid() != 0) GTEST_SKIP() << "loading the BPF program needs root (CAP_BPF and CAP_PERFMON)";
+    if (::geteuid() != 0)
+      GTEST_SKIP() << "loading the BPF program needs root (CAP_BPF and CAP_PERFMON)";
   }
 };
 
@@ -54,7 +55,8 @@ FunctionCounts function_counts(const fs::path& out, const std::vector<fs::path>&
   for (const fs::path& binary : binaries) {
     const auto dirs = profile_dirs(out, binary.filename().string());
     if (dirs.size() != 1) {
-      f.error += "no single profile of " + binary.filename().string() + " in " + out.string() + "\n";
+      f.error +=
+          "no single profile of " + binary.filename().string() + " in " + out.string() + "\n";
       continue;
     }
     const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
@@ -78,7 +80,8 @@ std::set<std::string> profiled_directories(const fs::path& out) {
 
 // Waits until the collector has said it collects (its events enabled, the process's maps read).
 bool collecting(BackgroundProcess& collector) {
-  return wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience);
+  return wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                    kPatience);
 }
 
 TEST_F(LiveBpfEngineTest, BothEnginesOnTheSameRunAgreeOnBinariesSharesAndTotals) {
@@ -90,8 +93,11 @@ TEST_F(LiveBpfEngineTest, BothEnginesOnTheSameRunAgreeOnBinariesSharesAndTotals)
   // their own CPU time (live_spawner.c): several hot functions, one in a shared library.
   BackgroundProcess target = start_target(spawner, {go.string(), library.string(), "1"});
   const std::string pid = std::to_string(target.pid());
-  const std::vector<std::string> common = {"--pid", pid, "-e", "cpu-clock", "-F", "1000",
-                                           "--binary", spawner.string(), "--binary", library.string()};
+  const std::vector<std::string> common = {"--pid",    pid,
+                                           "-e",       "cpu-clock",
+                                           "-F",       "1000",
+                                           "--binary", spawner.string(),
+                                           "--binary", library.string()};
   std::vector<std::string> perf_args = {"--engine", "perf", "-o", perf_out.string()};
   std::vector<std::string> bpf_args = {"--engine", "bpf", "-o", bpf_out.string()};
   perf_args.insert(perf_args.end(), common.begin(), common.end());
@@ -119,7 +125,8 @@ TEST_F(LiveBpfEngineTest, BothEnginesOnTheSameRunAgreeOnBinariesSharesAndTotals)
   EXPECT_EQ(perf_collection.at("engine"), "perf");
   EXPECT_EQ(bpf_collection.at("engine"), "bpf");
   EXPECT_EQ(bpf_collection.at("lost").get<uint64_t>(), 0u) << bpf_collection.dump(2);
-  EXPECT_EQ(bpf_collection.at("bpf").at("not_stored").get<uint64_t>(), 0u) << bpf_collection.dump(2);
+  EXPECT_EQ(bpf_collection.at("bpf").at("not_stored").get<uint64_t>(), 0u)
+      << bpf_collection.dump(2);
 
   // The same binaries.
   EXPECT_EQ(profiled_directories(perf_out), profiled_directories(bpf_out));
@@ -129,7 +136,8 @@ TEST_F(LiveBpfEngineTest, BothEnginesOnTheSameRunAgreeOnBinariesSharesAndTotals)
   ASSERT_GT(perf_samples, 2000u) << perf_collection.dump(2);
   EXPECT_LE(std::fabs(static_cast<double>(bpf_samples) - static_cast<double>(perf_samples)),
             0.02 * static_cast<double>(perf_samples))
-      << "perf engine " << perf_samples << ", BPF engine " << bpf_samples << "\n" << bpf_collection.dump(2);
+      << "perf engine " << perf_samples << ", BPF engine " << bpf_samples << "\n"
+      << bpf_collection.dump(2);
 
   // Per-function shares over the program and the library within 2 points.
   FunctionCounts perf = function_counts(perf_out, {spawner, library});
@@ -145,7 +153,8 @@ TEST_F(LiveBpfEngineTest, BothEnginesOnTheSameRunAgreeOnBinariesSharesAndTotals)
   for (const std::string& name : names) {
     const uint64_t p = perf.per_function[name], b = bpf.per_function[name];
     EXPECT_LE(std::fabs(points(b, bpf.total) - points(p, perf.total)), 2.0)
-        << "share of " << name << ":\n" << share_table(bpf.per_function, bpf.total, perf.per_function, perf.total);
+        << "share of " << name << ":\n"
+        << share_table(bpf.per_function, bpf.total, perf.per_function, perf.total);
   }
 }
 
@@ -156,10 +165,11 @@ TEST_F(LiveBpfEngineTest, CodeRemappedWithinAnIntervalIsNeverPutInTheWrongLibrar
   const fs::path go = tmp / "go", out = tmp / "out";
   // a_work for 1 s of CPU time at the fixed address, then b_work there, ... 6 s in all: every
   // switch falls inside some drain interval (250 ms), and some intervals hold one library only.
-  BackgroundProcess target = start_target(remap, {go.string(), lib_a.string(), lib_b.string(), "1", "6"});
-  BackgroundProcess collector =
-      start_profcollect({"--engine", "bpf", "-o", out.string(), "--pid", std::to_string(target.pid()), "-e",
-                         "cpu-clock", "-F", "1000", "--binary", lib_a.string(), "--binary", lib_b.string()});
+  BackgroundProcess target =
+      start_target(remap, {go.string(), lib_a.string(), lib_b.string(), "1", "6"});
+  BackgroundProcess collector = start_profcollect(
+      {"--engine", "bpf", "-o", out.string(), "--pid", std::to_string(target.pid()), "-e",
+       "cpu-clock", "-F", "1000", "--binary", lib_a.string(), "--binary", lib_b.string()});
   ASSERT_TRUE(collecting(collector)) << collector.describe();
   write_file(go, "");
   const auto target_status = target.wait(kPatience);
@@ -170,7 +180,8 @@ TEST_F(LiveBpfEngineTest, CodeRemappedWithinAnIntervalIsNeverPutInTheWrongLibrar
   const json collection = read_json_file(out / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << collector.describe();
   const uint64_t ambiguous = collection.at("bpf").at("ambiguous").get<uint64_t>();
-  EXPECT_GT(ambiguous, 0u) << "each switch of library lies inside an interval\n" << collection.dump(2);
+  EXPECT_GT(ambiguous, 0u) << "each switch of library lies inside an interval\n"
+                           << collection.dump(2);
   // Each library's profile holds its own hot function only: a sample of the other library's
   // function, put in this one, would land at an offset where this one has other code
   // (libremap_b.so has b_padding where libremap_a.so has a_work).
@@ -183,14 +194,16 @@ TEST_F(LiveBpfEngineTest, CodeRemappedWithinAnIntervalIsNeverPutInTheWrongLibrar
   EXPECT_EQ(a.per_function["a_work"], a.total) << share_table(a.per_function, a.total, {}, 0);
   EXPECT_EQ(b.per_function["b_work"], b.total) << share_table(b.per_function, b.total, {}, 0);
   // Nothing vanished: what was attributed and what was ambiguous are what was counted.
-  EXPECT_EQ(collection.at("samples").get<uint64_t>() + ambiguous, collection.at("bpf").at("counted").get<uint64_t>())
+  EXPECT_EQ(collection.at("samples").get<uint64_t>() + ambiguous,
+            collection.at("bpf").at("counted").get<uint64_t>())
       << collection.dump(2);
   // The report says which engine and how many counts were ambiguous.
   const std::vector<std::string> report = {profcollect_exe().string(), "report", out.string()};
   const CommandResult r = run_command(report);
   ASSERT_EQ(r.exit_code, 0) << r.describe(report);
   EXPECT_NE(r.out.find("engine bpf"), std::string::npos) << r.out;
-  EXPECT_TRUE(std::regex_search(r.out, std::regex("ambiguous +" + std::to_string(ambiguous) + " "))) << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("ambiguous +" + std::to_string(ambiguous) + " ")))
+      << r.out;
 }
 
 TEST_F(LiveBpfEngineTest, WithoutTheCapabilitiesBpfFailsAndAutoFallsBackToPerf) {
@@ -205,8 +218,8 @@ TEST_F(LiveBpfEngineTest, WithoutTheCapabilitiesBpfFailsAndAutoFallsBackToPerf) 
   const BackgroundProcess::Options as_user = run_in_own_directory(*user, tmp.path());
   const fs::path home = as_user.cwd;
 
-  BackgroundProcess bpf =
-      start_profcollect({"--engine", "bpf", "-o", (home / "bpf").string(), "--", spin.string(), "a", "0.3"}, as_user);
+  BackgroundProcess bpf = start_profcollect(
+      {"--engine", "bpf", "-o", (home / "bpf").string(), "--", spin.string(), "a", "0.3"}, as_user);
   auto status = bpf.wait(kPatience);
   ASSERT_TRUE(status) << bpf.describe();
   EXPECT_EQ(*status, 1) << bpf.describe();
@@ -214,13 +227,15 @@ TEST_F(LiveBpfEngineTest, WithoutTheCapabilitiesBpfFailsAndAutoFallsBackToPerf) 
   EXPECT_NE(bpf.err().find("CAP_BPF"), std::string::npos) << bpf.describe();
   EXPECT_FALSE(fs::exists(home / "bpf" / "collection.json"));
 
-  BackgroundProcess fallback =
-      start_profcollect({"--engine", "auto", "-o", (home / "auto").string(), "--", spin.string(), "a", "0.3"}, as_user);
+  BackgroundProcess fallback = start_profcollect(
+      {"--engine", "auto", "-o", (home / "auto").string(), "--", spin.string(), "a", "0.3"},
+      as_user);
   status = fallback.wait(kPatience);
   ASSERT_TRUE(status) << fallback.describe();
   ASSERT_EQ(*status, 0) << fallback.describe();
   EXPECT_NE(fallback.err().find("engine auto: perf"), std::string::npos) << fallback.describe();
-  EXPECT_NE(fallback.err().find("CAP_BPF"), std::string::npos) << "and why\n" << fallback.describe();
+  EXPECT_NE(fallback.err().find("CAP_BPF"), std::string::npos) << "and why\n"
+                                                               << fallback.describe();
   const json collection = read_json_file(home / "auto" / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << fallback.describe();
   EXPECT_EQ(collection.at("engine"), "perf");
@@ -234,13 +249,16 @@ TEST_F(LiveBpfEngineTest, AKernelWithoutBtfStillCounts) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   // In a mount namespace of its own, an empty tmpfs hides the kernel's BTF from the engine.
-  const std::string script = "mount -t tmpfs none /sys/kernel/btf && ! test -e /sys/kernel/btf/vmlinux && exec " +
-                             profcollect_exe().string() + " --engine bpf -o " + (tmp / "out").string() + " -- " +
-                             spin.string() + " a 0.5";
-  const std::vector<std::string> argv = {"unshare", "-m", "--propagation", "private", "sh", "-c", script};
+  const std::string script =
+      "mount -t tmpfs none /sys/kernel/btf && ! test -e /sys/kernel/btf/vmlinux && exec " +
+      profcollect_exe().string() + " --engine bpf -o " + (tmp / "out").string() + " -- " +
+      spin.string() + " a 0.5";
+  const std::vector<std::string> argv = {"unshare", "-m", "--propagation", "private",
+                                         "sh",      "-c", script};
   const CommandResult r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
-  EXPECT_TRUE(fs::exists("/sys/kernel/btf/vmlinux") || !fs::exists("/sys/kernel/btf")) << "the namespace leaked";
+  EXPECT_TRUE(fs::exists("/sys/kernel/btf/vmlinux") || !fs::exists("/sys/kernel/btf"))
+      << "the namespace leaked";
   const json collection = read_json_file(tmp / "out" / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << r.describe(argv);
   EXPECT_EQ(collection.at("engine"), "bpf");
@@ -289,13 +307,16 @@ TEST_F(LiveBpfEngineTest, PerCpuEventsCountTheTargetsOnlyAndFollowTheirChildren)
   EXPECT_GT(collection.at("bpf").at("filtered").get<uint64_t>(), 200u) << collection.dump(2);
   FunctionCounts f = function_counts(out, {spawner, library});
   ASSERT_TRUE(f.error.empty()) << f.error << logger.text();
-  EXPECT_EQ(profile_dirs(out, "live_spin").size(), 0u) << "the process that is no target has no profile";
+  EXPECT_EQ(profile_dirs(out, "live_spin").size(), 0u)
+      << "the process that is no target has no profile";
   for (const char* function : {"thread_work", "plug_work"}) {
-    EXPECT_GE(points(f.per_function[function], f.total), 15.0) << function << "\n"
-                                                               << share_table(f.per_function, f.total, {}, 0);
+    EXPECT_GE(points(f.per_function[function], f.total), 15.0)
+        << function << "\n"
+        << share_table(f.per_function, f.total, {}, 0);
   }
   // The child is counted from its FORK record on: most of its 1 s of CPU time.
-  EXPECT_GE(points(f.per_function["child_work"], f.total), 10.0) << share_table(f.per_function, f.total, {}, 0);
+  EXPECT_GE(points(f.per_function["child_work"], f.total), 10.0)
+      << share_table(f.per_function, f.total, {}, 0);
 }
 
 TEST_F(LiveBpfEngineTest, UnderLoadEverySampleTheKernelRanIsCountedOnce) {
@@ -314,8 +335,9 @@ TEST_F(LiveBpfEngineTest, UnderLoadEverySampleTheKernelRanIsCountedOnce) {
   // at 2 kHz: some 8000 samples over a dozen drains or more.
   BackgroundProcess load_a = BackgroundProcess::start({spin.string(), "b", "0"});
   BackgroundProcess load_b = BackgroundProcess::start({spin.string(), "b", "0"});
-  BackgroundProcess collector = start_profcollect(
-      {"--engine", "bpf", "-F", "2000", "-o", (tmp / "out").string(), "--", spin.string(), "a", "2", "2"});
+  BackgroundProcess collector =
+      start_profcollect({"--engine", "bpf", "-F", "2000", "-o", (tmp / "out").string(), "--",
+                         spin.string(), "a", "2", "2"});
   const auto status = collector.wait(kPatience);
   ASSERT_TRUE(status && *status == 0) << collector.describe();
   const json collection = read_json_file(tmp / "out" / "collection.json");

@@ -82,21 +82,24 @@ TEST_P(LiveBranchProfiles, EqualPerf2boltAndLlvmProfgenAndAddUp) {
 
   // BOLT: fdata and pre-aggregated, judged by perf2bolt on the recording.
   const fs::path ref = dir / "ref.fdata", via_pa = dir / "pa.fdata";
-  std::vector<std::string> judge = {kPerf2Bolt, "-p", data.string(), "-o", ref.string(), bin.string()};
+  std::vector<std::string> judge = {kPerf2Bolt, "-p",         data.string(),
+                                    "-o",       ref.string(), bin.string()};
   auto j = run_command(judge, {.cwd = dir.path()});
   ASSERT_EQ(j.exit_code, 0) << j.describe(judge);
   const auto ref_lines = sorted_lines(read_file(ref));
   ASSERT_GT(ref_lines.size(), 3u) << "perf2bolt found too little to compare";
   EXPECT_EQ(sorted_lines(read_file(bdir / "bolt.fdata")), ref_lines)
       << line_differences(ref_lines, sorted_lines(read_file(bdir / "bolt.fdata")));
-  std::vector<std::string> judge_pa = {kPerf2Bolt, "--pa", "-p", (bdir / "bolt.preagg").string(), "-o",
-                                       via_pa.string(), bin.string()};
+  std::vector<std::string> judge_pa = {
+      kPerf2Bolt, "--pa",          "-p",        (bdir / "bolt.preagg").string(),
+      "-o",       via_pa.string(), bin.string()};
   auto jp = run_command(judge_pa, {.cwd = dir.path()});
   ASSERT_EQ(jp.exit_code, 0) << jp.describe(judge_pa);
   EXPECT_EQ(sorted_lines(read_file(via_pa)), ref_lines);
 
   // AutoFDO from the branch ranges, judged by llvm-profgen on the recording.
-  std::string reference = run_llvm_profgen({"--perfdata=" + data.string(), "--binary=" + bin.string()}, dir.path());
+  std::string reference =
+      run_llvm_profgen({"--perfdata=" + data.string(), "--binary=" + bin.string()}, dir.path());
   ASSERT_FALSE(reference.empty());
   ASSERT_TRUE(fs::exists(bdir / "autofdo.prof"));
   std::string ours = normalize_profile(read_file(bdir / "autofdo.prof"), dir.path());
@@ -110,9 +113,12 @@ TEST_P(LiveBranchProfiles, EqualPerf2boltAndLlvmProfgenAndAddUp) {
   auto rj = nlohmann::json::parse(rr.out, nullptr, false);
   ASSERT_TRUE(rj.is_object()) << rr.out;
   ASSERT_EQ(rj["binaries"].size(), 1u) << rr.out;
-  EXPECT_EQ(rj["binaries"][0].value("branch_stacks", uint64_t{0}), meta.value("branch_stacks", uint64_t{0}));
+  EXPECT_EQ(rj["binaries"][0].value("branch_stacks", uint64_t{0}),
+            meta.value("branch_stacks", uint64_t{0}));
   EXPECT_GT(rj["binaries"][0].value("fdata_samples", uint64_t{0}), 0u) << rr.out;
-  EXPECT_LE(rj["binaries"][0].value("fdata_samples", uint64_t{0}), meta.value("samples", uint64_t{0})) << rr.out;
+  EXPECT_LE(rj["binaries"][0].value("fdata_samples", uint64_t{0}),
+            meta.value("samples", uint64_t{0}))
+      << rr.out;
 
   // A second run over the same recording adds to the first: perf2bolt's counts doubled.
   const uint64_t stacks_once = meta.value("branch_stacks", uint64_t{0});
@@ -124,18 +130,20 @@ TEST_P(LiveBranchProfiles, EqualPerf2boltAndLlvmProfgenAndAddUp) {
   // llvm-profgen on the recording twice over (its perf script output concatenated) is the judge
   // of the doubled AutoFDO profile.
   const fs::path script = dir / "twice.script";
-  auto ps = run_command({"perf", "script", "-F", "ip,brstack", "--show-mmap-events", "-i", data.string()});
+  auto ps = run_command(
+      {"perf", "script", "-F", "ip,brstack", "--show-mmap-events", "-i", data.string()});
   ASSERT_EQ(ps.exit_code, 0) << ps.err;
   write_file(script, ps.out + ps.out);
-  std::string twice = run_llvm_profgen({"--perfscript=" + script.string(), "--binary=" + bin.string()}, dir.path());
+  std::string twice =
+      run_llvm_profgen({"--perfscript=" + script.string(), "--binary=" + bin.string()}, dir.path());
   ASSERT_FALSE(twice.empty());
   EXPECT_EQ(profile_difference(normalize_profile(read_file(bdir / "autofdo.prof"), dir.path()),
                                normalize_profile(twice, dir.path())),
             "");
 }
 
-INSTANTIATE_TEST_SUITE_P(Programs, LiveBranchProfiles,
-                         ::testing::ValuesIn(branch_cases()), branch_case_name);
+INSTANTIATE_TEST_SUITE_P(Programs, LiveBranchProfiles, ::testing::ValuesIn(branch_cases()),
+                         branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

@@ -54,7 +54,8 @@ TEST_F(LiveConditionsTest, TargetExitingMidRunIsFlushedAndCollectionEndsCleanly)
   BackgroundProcess target = start_target(spin, {"a", "0", "1", "0"});
   BackgroundProcess collector = start_profcollect(
       {"-o", out.string(), "--binary", build_id, "--pid", std::to_string(target.pid())});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                         kPatience))
       << collector.describe();
   // 300 ms of the target's CPU time while it is collected: 1200 periods at 4000 Hz, about half
   // of them in spin_a and half in shared_work.
@@ -94,20 +95,24 @@ uint64_t allowed_rate(uint64_t wanted) {
 // its binary: a sample whose process has no mapping at its address after a loss has the
 // process read again from /proc (once per process and loss); without that, every one of them
 // would count as no_mapping and the program would get no profile.
-TEST_F(LiveConditionsTest, AfterAnOverrunInSystemWideModeAProcessStartedDuringTheLossStillResolves) {
+TEST_F(LiveConditionsTest,
+       AfterAnOverrunInSystemWideModeAProcessStartedDuringTheLossStillResolves) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   const fs::path out = tmp / "out";
   const uint64_t rate = allowed_rate(4000);
-  BackgroundProcess collector = start_profcollect({"-a", "-m", "1", "-e", "cpu-clock", "-F", std::to_string(rate),
-                                                   "--binary", spin.string(), "-o", out.string()});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+  BackgroundProcess collector =
+      start_profcollect({"-a", "-m", "1", "-e", "cpu-clock", "-F", std::to_string(rate), "--binary",
+                         spin.string(), "-o", out.string()});
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                         kPatience))
       << collector.describe();
   // Stopped, the collector reads nothing: a busy shell fills every one-page buffer (cpu-clock
   // samples every CPU, idle ones included) long before 100 ms of its CPU time have passed.
   BackgroundProcess filler = BackgroundProcess::start({"sh", "-c", "while :; do :; done"});
   collector.signal(SIGSTOP);
-  ASSERT_TRUE(wait_until([&] { return process_state(collector.pid()) == 'T'; }, kPatience)) << collector.describe();
+  ASSERT_TRUE(wait_until([&] { return process_state(collector.pid()) == 'T'; }, kPatience))
+      << collector.describe();
   ASSERT_TRUE(wait_for_cpu_time(filler.pid(), 100ms, kPatience));
   // The program starts into full buffers, and runs a while before the collector comes back.
   BackgroundProcess target = start_target(spin, {"a", "0"});
@@ -123,11 +128,13 @@ TEST_F(LiveConditionsTest, AfterAnOverrunInSystemWideModeAProcessStartedDuringTh
   EXPECT_GT(collection.at("lost_records").get<uint64_t>(), 0u) << collection.dump(2);
   EXPECT_GE(collection.at("resynced_processes").get<uint64_t>(), 1u) << collection.dump(2);
   const auto dirs = profile_dirs(out, "live_spin");
-  ASSERT_EQ(dirs.size(), 1u) << "the program started during the loss got no profile\n" << collection.dump(2);
+  ASSERT_EQ(dirs.size(), 1u) << "the program started during the loss got no profile\n"
+                             << collection.dump(2);
   // 400 ms of its CPU time after the collector came back: some of its samples are lost with
   // one-page buffers, but a tenth of them resolving is far from none.
   const json meta = read_json_file(dirs[0] / "meta.json");
-  EXPECT_GE(meta.value("samples", uint64_t{0}), rate * 4 / 10 / 10) << meta.dump(2) << collection.dump(2);
+  EXPECT_GE(meta.value("samples", uint64_t{0}), rate * 4 / 10 / 10)
+      << meta.dump(2) << collection.dump(2);
 }
 
 // A collector in a pid namespace of its own (a daemon in a container) samples the host's
@@ -141,9 +148,10 @@ TEST_F(LiveConditionsTest, SamplesOfProcessesOutsideThePidNamespaceAreCountedAsS
   const fs::path out = tmp / "out";
   BackgroundProcess outside = start_target(spin, {"b", "0"});
   BackgroundProcess unshare = BackgroundProcess::start(
-      {"unshare", "--pid", "--fork", "--mount-proc", profcollect_exe().string(), "-a", "-e", "cpu-clock", "-F", "1000",
-       "-o", out.string()});
-  ASSERT_TRUE(wait_until([&] { return unshare.err().find("collecting") != std::string::npos; }, kPatience))
+      {"unshare", "--pid", "--fork", "--mount-proc", profcollect_exe().string(), "-a", "-e",
+       "cpu-clock", "-F", "1000", "-o", out.string()});
+  ASSERT_TRUE(
+      wait_until([&] { return unshare.err().find("collecting") != std::string::npos; }, kPatience))
       << unshare.describe();
   ASSERT_TRUE(wait_for_cpu_time(outside.pid(), 300ms, kPatience));
   const std::vector<pid_t> inside = child_processes(unshare.pid());
@@ -153,9 +161,11 @@ TEST_F(LiveConditionsTest, SamplesOfProcessesOutsideThePidNamespaceAreCountedAsS
   const json collection = read_json_file(out / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << unshare.describe();
   // 0.3 s of the outside program's CPU time at 1 kHz, nearly all of it in user mode.
-  EXPECT_GE(collection.at("unmapped").at("other_pid_namespace").get<uint64_t>(), 150u) << collection.dump(2);
+  EXPECT_GE(collection.at("unmapped").at("other_pid_namespace").get<uint64_t>(), 150u)
+      << collection.dump(2);
   EXPECT_LT(collection.at("unmapped").at("no_mapping").get<uint64_t>(), 50u) << collection.dump(2);
-  EXPECT_TRUE(profile_dirs(out, "live_spin").empty()) << "a process outside the namespace was profiled";
+  EXPECT_TRUE(profile_dirs(out, "live_spin").empty())
+      << "a process outside the namespace was profiled";
 }
 
 TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
@@ -165,26 +175,31 @@ TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
   // One data page per CPU at 20 kHz over two busy threads, which run until SIGINT (then exit 0).
   // (Higher rates also lose the exec's MMAP2 record, leaving nothing to map the samples to.)
   const uint64_t rate = allowed_rate(20000);
-  BackgroundProcess collector = start_profcollect({"-m", "1", "-F", std::to_string(rate), "-o", out.string(),
-                                                   "--", spin.string(), "a", "0", "2", "0"});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+  BackgroundProcess collector =
+      start_profcollect({"-m", "1", "-F", std::to_string(rate), "-o", out.string(), "--",
+                         spin.string(), "a", "0", "2", "0"});
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                         kPatience))
       << collector.describe();
   std::vector<pid_t> children;
-  ASSERT_TRUE(wait_until([&] { return (children = child_processes(collector.pid())).size() == 1; }, kPatience));
+  ASSERT_TRUE(wait_until([&] { return (children = child_processes(collector.pid())).size() == 1; },
+                         kPatience));
   const pid_t target = children[0];
   // profcollect stopped while the threads run 200 ms of CPU time: 4000 timer periods at 20 kHz
   // against the ~70 samples a page holds per CPU, so the buffers overrun however loaded the
   // machine is (a drain that keeps up cannot hide it).
   collector.signal(SIGSTOP);
-  ASSERT_TRUE(wait_until([&] { return process_state(collector.pid()) == 'T'; }, kPatience)) << collector.describe();
+  ASSERT_TRUE(wait_until([&] { return process_state(collector.pid()) == 'T'; }, kPatience))
+      << collector.describe();
   ASSERT_TRUE(wait_for_cpu_time(target, std::chrono::milliseconds(200 * 20000 / rate), kPatience));
   const std::optional<uint64_t> sleeps = voluntary_context_switches(collector.pid());
   ASSERT_TRUE(sleeps);
   collector.signal(SIGCONT);
   // Once it has gone back to sleep twice it has drained every buffer, so the next samples find
   // room, the first of them after a LOST record.
-  ASSERT_TRUE(wait_until([&] { return voluntary_context_switches(collector.pid()).value_or(0) >= *sleeps + 2; },
-                         kPatience))
+  ASSERT_TRUE(wait_until(
+      [&] { return voluntary_context_switches(collector.pid()).value_or(0) >= *sleeps + 2; },
+      kPatience))
       << collector.describe();
   ASSERT_TRUE(wait_for_cpu_time(target, std::chrono::milliseconds(50), kPatience));
   collector.signal(SIGINT);  // passed on to live_spin, which exits 0
@@ -200,7 +215,8 @@ TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
   // The end of the run says how much was lost and what helps.
   const std::string said = std::to_string(lost) + " samples (";
   EXPECT_NE(collector.err().find("warning: " + said), std::string::npos) << collector.describe();
-  EXPECT_NE(collector.err().find("ring_buffer " + std::to_string(lost) + "): raise -m or lower -F"), std::string::npos)
+  EXPECT_NE(collector.err().find("ring_buffer " + std::to_string(lost) + "): raise -m or lower -F"),
+            std::string::npos)
       << collector.describe();
 
   // The report shows the same figure, in JSON and in text.
@@ -224,7 +240,8 @@ TEST_F(LiveConditionsTest, RingBufferOverrunIsCountedAndReported) {
 
 TEST_F(LiveConditionsTest, CommandModeExitsWithTheCommandsStatus) {
   TempDir tmp;
-  const ProfcollectRun three = run_profcollect({"-q", "-o", (tmp / "a").string(), "--", "sh", "-c", "exit 3"});
+  const ProfcollectRun three =
+      run_profcollect({"-q", "-o", (tmp / "a").string(), "--", "sh", "-c", "exit 3"});
   EXPECT_EQ(three.run.exit_code, 3) << three.describe();
   const ProfcollectRun killed =
       run_profcollect({"-q", "-o", (tmp / "b").string(), "--", "sh", "-c", "kill -TERM $$"});
@@ -245,13 +262,16 @@ TEST_F(LiveConditionsTest, CtrlCFlushesAndReturnsTheChildsStatus) {
     const fs::path out = tmp / ("out" + std::to_string(expected));
     std::vector<std::string> args = {"-o", out.string(), "--", spin.string(), "a", "0"};
     args.insert(args.end(), extra.begin(), extra.end());
-    BackgroundProcess collector = start_profcollect(args, {.cwd = {}, .own_process_group = true, .run_as = std::nullopt});
-    ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+    BackgroundProcess collector =
+        start_profcollect(args, {.cwd = {}, .own_process_group = true, .run_as = std::nullopt});
+    ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                           kPatience))
         << collector.describe();
     // Let samples accumulate: 100 ms of the child's CPU time, 400 periods at 4000 Hz, about half
     // in spin_a. Nothing is flushed yet (every 60 s).
     std::vector<pid_t> children;
-    ASSERT_TRUE(wait_until([&] { return (children = child_processes(collector.pid())).size() == 1; }, kPatience));
+    ASSERT_TRUE(wait_until(
+        [&] { return (children = child_processes(collector.pid())).size() == 1; }, kPatience));
     ASSERT_TRUE(wait_for_cpu_time(children[0], 100ms, kPatience));
     EXPECT_TRUE(profile_dirs(out, "live_spin").empty()) << "flushed before the end?";
     collector.signal_group(SIGINT);
@@ -282,7 +302,8 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
 
   // Its own command: works, user mode only, and says that kernel samples are left out.
   {
-    BackgroundProcess own = start_profcollect({"-o", (home / "own").string(), "--", spin.string(), "a", "1"}, as_user);
+    BackgroundProcess own =
+        start_profcollect({"-o", (home / "own").string(), "--", spin.string(), "a", "1"}, as_user);
     const auto status = own.wait(kPatience);
     ASSERT_TRUE(status) << own.describe();
     ASSERT_EQ(*status, 0) << own.describe();
@@ -299,7 +320,8 @@ TEST_F(LiveConditionsTest, UnprivilegedUserAtParanoid2) {
   }
   // -a: needs CAP_PERFMON or the sysctl.
   {
-    BackgroundProcess all = start_profcollect({"-o", (home / "all").string(), "-a", "--duration", "1"}, as_user);
+    BackgroundProcess all =
+        start_profcollect({"-o", (home / "all").string(), "-a", "--duration", "1"}, as_user);
     const auto status = all.wait(kPatience);
     ASSERT_TRUE(status) << all.describe();
     EXPECT_NE(*status, 0) << all.describe();

@@ -45,7 +45,8 @@ class LiveCpuHotplug : public LiveFixtureTest, public ::testing::WithParamInterf
     LiveFixtureTest::SetUp();
     if (IsSkipped()) return;
     if (::geteuid() != 0) GTEST_SKIP() << "taking a CPU offline needs root";
-    if (::access(kCpu1Online.c_str(), W_OK) != 0) GTEST_SKIP() << kCpu1Online << " cannot be written: no CPU 1 to take offline";
+    if (::access(kCpu1Online.c_str(), W_OK) != 0)
+      GTEST_SKIP() << kCpu1Online << " cannot be written: no CPU 1 to take offline";
     if (!Cpu1::set(false)) GTEST_SKIP() << "CPU 1 cannot be taken offline here";
     ASSERT_TRUE(Cpu1::set(true));
   }
@@ -53,7 +54,8 @@ class LiveCpuHotplug : public LiveFixtureTest, public ::testing::WithParamInterf
 
 // live_spin pinned to CPU 1 for 0.3 s of its CPU time; fails the test if it does not run there.
 void run_pinned(const fs::path& spin) {
-  BackgroundProcess p = BackgroundProcess::start({"taskset", "-c", "1", spin.string(), "a", "0.3", "1"});
+  BackgroundProcess p =
+      BackgroundProcess::start({"taskset", "-c", "1", spin.string(), "a", "0.3", "1"});
   const std::optional<int> code = p.wait(kPatience);
   ASSERT_TRUE(code) << p.describe();
   ASSERT_EQ(*code, 0) << p.describe();
@@ -66,9 +68,9 @@ TEST_P(LiveCpuHotplug, ACpuOfflineAtTheStartIsSaidAndEachReturnIsCollected) {
   Cpu1 cpu1;
   ASSERT_TRUE(Cpu1::set(false));
   constexpr uint64_t kRate = 1000;
-  BackgroundProcess collector = start_profcollect({"-a", "-e", "cpu-clock", "-F", std::to_string(kRate), "--engine",
-                                                   GetParam(), "--binary", spin.string(), "-o", out.string(),
-                                                   "--flush-interval", "3600"});
+  BackgroundProcess collector = start_profcollect(
+      {"-a", "-e", "cpu-clock", "-F", std::to_string(kRate), "--engine", GetParam(), "--binary",
+       spin.string(), "-o", out.string(), "--flush-interval", "3600"});
   auto said = [&](const std::string& what) {
     return wait_until([&] { return collector.err().find(what) != std::string::npos; }, kPatience);
   };
@@ -86,7 +88,8 @@ TEST_P(LiveCpuHotplug, ACpuOfflineAtTheStartIsSaidAndEachReturnIsCollected) {
       [&] {
         const std::string err = collector.err();
         const size_t first = err.find("CPU 1 came online: collecting on it");
-        return first != std::string::npos && err.find("CPU 1 came online: collecting on it", first + 1) != std::string::npos;
+        return first != std::string::npos &&
+               err.find("CPU 1 came online: collecting on it", first + 1) != std::string::npos;
       },
       kPatience))
       << collector.describe();
@@ -97,7 +100,8 @@ TEST_P(LiveCpuHotplug, ACpuOfflineAtTheStartIsSaidAndEachReturnIsCollected) {
   ASSERT_TRUE(code) << collector.describe();
   ASSERT_EQ(*code, 0) << collector.describe();
   const auto dirs = profile_dirs(out, "live_spin");
-  ASSERT_EQ(dirs.size(), 1u) << "no profile of the program pinned to CPU 1\n" << collector.describe();
+  ASSERT_EQ(dirs.size(), 1u) << "no profile of the program pinned to CPU 1\n"
+                             << collector.describe();
   const nlohmann::json meta = read_json_file(dirs[0] / "meta.json");
   // Two runs of 0.3 s of CPU time, all of it on CPU 1: 600 timer samples at 1 kHz. A CPU whose
   // events were not reopened gives none; two thirds allows for the timer's edges.

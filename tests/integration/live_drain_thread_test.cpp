@@ -41,7 +41,8 @@ TEST_F(LiveDrainThreadTest, TheBuffersAreEmptiedWhileTheSessionsThreadIsBusy) {
   // into a buffer of about 70.
   ASSERT_TRUE(wait_for_cpu_time(target.pid(), 500ms, kPatience));
   const EngineCounters held = session.engine_counters();
-  EXPECT_GT(held.backlog_bytes, 4096u) << "the backlog holds no more than a ring buffer: nothing drained meanwhile";
+  EXPECT_GT(held.backlog_bytes, 4096u)
+      << "the backlog holds no more than a ring buffer: nothing drained meanwhile";
   EXPECT_LE(held.backlog_bytes, held.backlog_limit_bytes);
   session.drain();
   // More samples reached the session than one buffer could have held.
@@ -68,7 +69,8 @@ TEST_F(LiveDrainThreadTest, PastItsBoundTheBacklogCountsWhatItLeavesOut) {
   const EngineCounters end = session.engine_counters();
   EXPECT_EQ(end.lost_samples, end.lost.total());
   const nlohmann::json collection = read_json_file(tmp / "out" / "collection.json");
-  EXPECT_EQ(collection.at("lost_by_reason").at("backlog_full").get<uint64_t>(), end.lost.backlog_full);
+  EXPECT_EQ(collection.at("lost_by_reason").at("backlog_full").get<uint64_t>(),
+            end.lost.backlog_full);
 }
 
 // The time order keeps a pass's records until the next pass that reads something (perf's round

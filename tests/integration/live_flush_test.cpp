@@ -39,7 +39,8 @@ Snapshot look(const fs::path& out) {
   const auto dirs = profile_dirs(out, "live_spin");
   // A binary's meta.json comes after its fdata, collection.json after every binary: before
   // both exist, the first flush is still being written.
-  if (dirs.empty() || !fs::exists(dirs[0] / "meta.json") || !fs::exists(out / "collection.json")) return s;
+  if (dirs.empty() || !fs::exists(dirs[0] / "meta.json") || !fs::exists(out / "collection.json"))
+    return s;
   s.present = true;
   s.fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
   s.meta = read_json_file(dirs[0] / "meta.json");
@@ -51,7 +52,8 @@ Snapshot look(const fs::path& out) {
 // collection.json describes one run: across runs only the profiles add up.
 std::string grew_from(const Snapshot& before, const Snapshot& now, bool same_run = true) {
   if (!now.fdata.valid()) return "invalid fdata: " + now.fdata.error;
-  if (now.meta.is_discarded() || !now.meta.contains("samples")) return "meta.json missing or not JSON";
+  if (now.meta.is_discarded() || !now.meta.contains("samples"))
+    return "meta.json missing or not JSON";
   if (now.collection.is_discarded() || !now.collection.contains("samples"))
     return "collection.json missing or not JSON";
   if (!before.present) return "";
@@ -64,7 +66,8 @@ std::string grew_from(const Snapshot& before, const Snapshot& now, bool same_run
   }
   if (now.meta["samples"].get<uint64_t>() < before.meta["samples"].get<uint64_t>())
     return "meta.json samples went down";
-  if (same_run && now.collection["samples"].get<uint64_t>() < before.collection["samples"].get<uint64_t>())
+  if (same_run &&
+      now.collection["samples"].get<uint64_t>() < before.collection["samples"].get<uint64_t>())
     return "collection.json samples went down";
   return "";
 }
@@ -86,8 +89,8 @@ TEST_F(LiveFlushTest, PeriodicFlushesAreCompleteAndGrowSigtermFlushesAndASecondR
   // The reader: every 50 ms once the first flush is there, until it has seen five different
   // states (the target runs all along, so each one-second flush adds samples). A loaded machine
   // may stretch the seconds the target gets CPU in, not the flushes: five within 30 s.
-  ASSERT_TRUE(wait_until([&] { return look(out).present; }, kPatience))
-      << "no flush\n" << collector.describe();
+  ASSERT_TRUE(wait_until([&] { return look(out).present; }, kPatience)) << "no flush\n"
+                                                                        << collector.describe();
   Snapshot last = look(out);
   ASSERT_EQ(grew_from(Snapshot{}, last), "");
   std::set<uint64_t> totals_seen = {last.fdata.total()};
@@ -113,7 +116,8 @@ TEST_F(LiveFlushTest, PeriodicFlushesAreCompleteAndGrowSigtermFlushesAndASecondR
   Snapshot before_term;
   const auto give_up = std::chrono::steady_clock::now() + kPatience;
   for (;;) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no 100 ms of the target's CPU time without a flush";
+    ASSERT_LT(std::chrono::steady_clock::now(), give_up)
+        << "no 100 ms of the target's CPU time without a flush";
     const Snapshot before_wait = look(out);
     ASSERT_TRUE(wait_for_cpu_time(target.pid(), 100ms, kPatience));
     before_term = look(out);
@@ -134,27 +138,30 @@ TEST_F(LiveFlushTest, PeriodicFlushesAreCompleteAndGrowSigtermFlushesAndASecondR
   target.signal(SIGKILL);
 
   // A second run into the same DIR, in mode b: adds to what the first left.
-  const std::vector<std::string> second = {profcollect_exe().string(), "-o", out.string(), "--",
-                                           spin.string(), "b", "1"};
+  const std::vector<std::string> second = {
+      profcollect_exe().string(), "-o", out.string(), "--", spin.string(), "b", "1"};
   const CommandResult run = run_command(second, {.cwd = {}, .timeout = kPatience});
   ASSERT_EQ(run.exit_code, 0) << run.describe(second);
   const Snapshot both = look(out);
   ASSERT_EQ(grew_from(first_run, both, /*same_run=*/false), "");
   for (const auto& [site, count] : first_run.fdata.counts) {
     if (site.first == "spin_a") {
-      EXPECT_EQ(both.fdata.counts.at(site), count) << "spin_a+" << site.second << " (not run by mode b)";
+      EXPECT_EQ(both.fdata.counts.at(site), count)
+          << "spin_a+" << site.second << " (not run by mode b)";
     }
   }
   EXPECT_GT(function_count(both.fdata, "spin_b"), 0u) << "the second run's samples are missing";
-  EXPECT_GT(function_count(both.fdata, "shared_work"), function_count(first_run.fdata, "shared_work"));
+  EXPECT_GT(function_count(both.fdata, "shared_work"),
+            function_count(first_run.fdata, "shared_work"));
   // meta.json adds up too: the first run's samples plus the second's (its collection.json says
   // how many of its samples it mapped; live_spin is its only profiled binary).
   EXPECT_EQ(both.meta["samples"].get<uint64_t>(),
             first_run.meta["samples"].get<uint64_t>() + both.collection["mapped"].get<uint64_t>())
-      << "first run's meta: " << first_run.meta.dump() << "\nsecond run's collection: "
-      << both.collection.dump();
+      << "first run's meta: " << first_run.meta.dump()
+      << "\nsecond run's collection: " << both.collection.dump();
   EXPECT_EQ(both.meta["first_sample_ns"], first_run.meta["first_sample_ns"]);
-  EXPECT_GT(both.meta["last_sample_ns"].get<uint64_t>(), first_run.meta["last_sample_ns"].get<uint64_t>());
+  EXPECT_GT(both.meta["last_sample_ns"].get<uint64_t>(),
+            first_run.meta["last_sample_ns"].get<uint64_t>());
 }
 
 TEST_F(LiveFlushTest, AfterSigkillWhatWasFlushedIsIntact) {

@@ -73,9 +73,9 @@ TEST_F(LiveOutputIntegrityTest, KilledAtRandomInstantsEveryDirectoryStaysConsist
   constexpr int kRuns = 50;
   int killed_with_output = 0;
   for (int run = 0; run < kRuns; ++run) {
-    BackgroundProcess collector = start_profcollect(
-        {"-q", "-e", "cpu-clock", "-F", "2000", "--flush-interval", "0.01", "-o", out.string(), "--pid",
-         std::to_string(target.pid())});
+    BackgroundProcess collector =
+        start_profcollect({"-q", "-e", "cpu-clock", "-F", "2000", "--flush-interval", "0.01", "-o",
+                           out.string(), "--pid", std::to_string(target.pid())});
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(random)));
     collector.signal(SIGKILL);
     ASSERT_TRUE(collector.wait(kPatience)) << collector.describe();
@@ -132,10 +132,12 @@ TEST_F(LiveOutputIntegrityTest, PlantedSymlinkAndForeignDirectoryAreNeitherFollo
   fs::create_directory_symlink(victim, shared / name);
   ASSERT_EQ(::lchown((shared / name).c_str(), 65534, 65534), 0);
   const auto victim_before = snapshot(victim);
-  const ProfcollectRun linked = run_profcollect({"-e", "cpu-clock", "-o", shared.string(), "--pid",
-                                                 std::to_string(target.pid()), "--duration", "0.3"});
+  const ProfcollectRun linked =
+      run_profcollect({"-e", "cpu-clock", "-o", shared.string(), "--pid",
+                       std::to_string(target.pid()), "--duration", "0.3"});
   EXPECT_NE(linked.run.exit_code, 0) << linked.describe();
-  EXPECT_NE(linked.run.err.find((shared / name).string() + ": is a symbolic link: not followed"), std::string::npos)
+  EXPECT_NE(linked.run.err.find((shared / name).string() + ": is a symbolic link: not followed"),
+            std::string::npos)
       << linked.describe();
   EXPECT_EQ(snapshot(victim), victim_before);
   EXPECT_TRUE(fs::is_symlink(shared / name));
@@ -147,10 +149,12 @@ TEST_F(LiveOutputIntegrityTest, PlantedSymlinkAndForeignDirectoryAreNeitherFollo
   ASSERT_EQ(::chown((shared / name).c_str(), 65534, 65534), 0);
   ASSERT_EQ(::chown((shared / name / "bolt.fdata").c_str(), 65534, 65534), 0);
   const auto foreign_before = snapshot(shared / name);
-  const ProfcollectRun foreign = run_profcollect({"-e", "cpu-clock", "-o", shared.string(), "--pid",
-                                                  std::to_string(target.pid()), "--duration", "0.3"});
+  const ProfcollectRun foreign =
+      run_profcollect({"-e", "cpu-clock", "-o", shared.string(), "--pid",
+                       std::to_string(target.pid()), "--duration", "0.3"});
   EXPECT_NE(foreign.run.exit_code, 0) << foreign.describe();
-  EXPECT_NE(foreign.run.err.find((shared / name).string() + ": belongs to another user"), std::string::npos)
+  EXPECT_NE(foreign.run.err.find((shared / name).string() + ": belongs to another user"),
+            std::string::npos)
       << foreign.describe();
   EXPECT_EQ(snapshot(shared / name), foreign_before);
   struct stat st {};
@@ -214,14 +218,21 @@ TEST_F(LiveOutputIntegrityTest, FullFileSystemKeepsThePreviousProfilesAndSaysWhy
   const fs::path out = tmp / "small" / "out";
 
   // -a with many binaries, into the small file system while it has room.
-  const ProfcollectRun first = run_profcollect({"-q", "-a", "-e", "cpu-clock", "-o", out.string(), "--duration", "0.5"});
+  const ProfcollectRun first =
+      run_profcollect({"-q", "-a", "-e", "cpu-clock", "-o", out.string(), "--duration", "0.5"});
   ASSERT_EQ(first.run.exit_code, 0) << first.describe();
   // convert with several formats, too.
   const FixtureStatus& recorded = convert_fixtures();
   ASSERT_EQ(recorded.state, FixtureState::ready) << recorded.message;
   const fs::path converted = tmp / "small" / "converted";
-  const std::vector<std::string> convert = {"convert", "-p", (recorded.dir / "hot_gcc.data").string(),
-                                            "--format", "bolt,autofdo,unsymbolized", "-o", converted.string(), "-q",
+  const std::vector<std::string> convert = {"convert",
+                                            "-p",
+                                            (recorded.dir / "hot_gcc.data").string(),
+                                            "--format",
+                                            "bolt,autofdo,unsymbolized",
+                                            "-o",
+                                            converted.string(),
+                                            "-q",
                                             (recorded.dir / "hot_gcc").string()};
   const ProfcollectRun made = run_profcollect(convert);
   ASSERT_EQ(made.run.exit_code, 0) << made.describe();
@@ -232,14 +243,18 @@ TEST_F(LiveOutputIntegrityTest, FullFileSystemKeepsThePreviousProfilesAndSaysWhy
   small.fill();
   const ProfcollectRun full_convert = run_profcollect(convert);
   EXPECT_NE(full_convert.run.exit_code, 0) << full_convert.describe();
-  EXPECT_NE(full_convert.run.err.find(converted.string()), std::string::npos) << full_convert.describe();
-  EXPECT_NE(full_convert.run.err.find(std::strerror(ENOSPC)), std::string::npos) << full_convert.describe();
+  EXPECT_NE(full_convert.run.err.find(converted.string()), std::string::npos)
+      << full_convert.describe();
+  EXPECT_NE(full_convert.run.err.find(std::strerror(ENOSPC)), std::string::npos)
+      << full_convert.describe();
   EXPECT_EQ(snapshot(converted), convert_before);
 
-  const ProfcollectRun full_live = run_profcollect({"-a", "-e", "cpu-clock", "-o", out.string(), "--duration", "0.5"});
+  const ProfcollectRun full_live =
+      run_profcollect({"-a", "-e", "cpu-clock", "-o", out.string(), "--duration", "0.5"});
   EXPECT_NE(full_live.run.exit_code, 0) << full_live.describe();
   EXPECT_NE(full_live.run.err.find(out.string()), std::string::npos) << full_live.describe();
-  EXPECT_NE(full_live.run.err.find(std::strerror(ENOSPC)), std::string::npos) << full_live.describe();
+  EXPECT_NE(full_live.run.err.find(std::strerror(ENOSPC)), std::string::npos)
+      << full_live.describe();
   EXPECT_EQ(snapshot(out), live_before) << full_live.describe();
   EXPECT_EQ(hidden_entries(out), std::vector<std::string>{});
 }

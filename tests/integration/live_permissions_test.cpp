@@ -27,12 +27,18 @@ constexpr uid_t kNobody = 65534;
 
 const char* kind_name(PerfEventError::Kind k) {
   switch (k) {
-    case PerfEventError::Kind::Permission: return "Permission";
-    case PerfEventError::Kind::NoProcess: return "NoProcess";
-    case PerfEventError::Kind::Unsupported: return "Unsupported";
-    case PerfEventError::Kind::TooManyFiles: return "TooManyFiles";
-    case PerfEventError::Kind::BufferSize: return "BufferSize";
-    case PerfEventError::Kind::Other: return "Other";
+    case PerfEventError::Kind::Permission:
+      return "Permission";
+    case PerfEventError::Kind::NoProcess:
+      return "NoProcess";
+    case PerfEventError::Kind::Unsupported:
+      return "Unsupported";
+    case PerfEventError::Kind::TooManyFiles:
+      return "TooManyFiles";
+    case PerfEventError::Kind::BufferSize:
+      return "BufferSize";
+    case PerfEventError::Kind::Other:
+      return "Other";
   }
   return "?";
 }
@@ -57,9 +63,8 @@ void attempts(int out) {
                       uint32_t mmap_pages) -> std::unique_ptr<PerfEventSet> {
     try {
       EventSetOptions options{mmap_pages, {}, sel.name};
-      auto set = std::make_unique<PerfEventSet>(make_sampling_attr(sel, kind),
-                                                CollectionTarget{kind, pids}, options,
-                                                ctx.permissions);
+      auto set = std::make_unique<PerfEventSet>(
+          make_sampling_attr(sel, kind), CollectionTarget{kind, pids}, options, ctx.permissions);
       report(name, "opened", "");
       return set;
     } catch (const PerfEventError& e) {
@@ -164,8 +169,9 @@ TEST(LivePermissions, UnprivilegedUserAtParanoidTwo) {
   ::waitpid(pid, &status, 0);
   ASSERT_TRUE(WIFEXITED(status)) << "child ended by signal " << WTERMSIG(status) << "\n" << text;
   ASSERT_NE(WEXITSTATUS(status), kCannotBecomeNobody) << "the child could not become nobody";
-  ASSERT_EQ(WEXITSTATUS(status), 0) << "child exit status (" << kExceptionEscaped
-                                    << ": an exception escaped)\n" << text;
+  ASSERT_EQ(WEXITSTATUS(status), 0)
+      << "child exit status (" << kExceptionEscaped << ": an exception escaped)\n"
+      << text;
   std::map<std::string, Outcome> got;
   for (const std::string& line : test::split_lines(text)) {
     const size_t a = line.find('\t'), b = line.find('\t', a + 1);

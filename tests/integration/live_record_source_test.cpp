@@ -69,8 +69,8 @@ struct Collected {
       if (const auto* s = std::get_if<SampleRecord>(&r)) {
         samples.push_back({s->pid, s->ip, s->cpumode});
       } else if (const auto* m = std::get_if<MmapRecord>(&r)) {
-        mmaps.push_back({m->pid, m->start, m->len, m->time, m->executable,
-                         std::string(m->filename), m->build_id});
+        mmaps.push_back({m->pid, m->start, m->len, m->time, m->executable, std::string(m->filename),
+                         m->build_id});
       } else if (const auto* c = std::get_if<CommRecord>(&r)) {
         comms.push_back({c->pid, c->tid, c->exec, std::string(c->comm)});
       } else if (const auto* l = std::get_if<LostRecord>(&r); l && !l->is_lost_samples) {
@@ -178,7 +178,8 @@ TEST_F(LiveCollection, RunningProcessSamplesLandInItsBinaryFromProcMaps) {
   events->enable();
   ASSERT_TRUE(source.add_existing_process(child.pid()));
   Collected got;
-  ASSERT_TRUE(collect(source, got, child.pid(), 250ms)) << "the program did not run 250 ms of CPU time";
+  ASSERT_TRUE(collect(source, got, child.pid(), 250ms))
+      << "the program did not run 250 ms of CPU time";
 
   // The binary's mapping came from /proc (untimed, synthesized), before any sample.
   size_t synthesized_exe_maps = 0;
@@ -194,7 +195,8 @@ TEST_F(LiveCollection, RunningProcessSamplesLandInItsBinaryFromProcMaps) {
   const auto [total, inside] = got.samples_in(pid, exe_.string());
   // A fifth of the timer periods: a sample can only come late (a timer delayed by the
   // hypervisor), never early.
-  EXPECT_GE(total, kPeriodsCollected / 5) << "250 ms of its CPU time at 4000 Hz are 1000 timer periods";
+  EXPECT_GE(total, kPeriodsCollected / 5)
+      << "250 ms of its CPU time at 4000 Hz are 1000 timer periods";
   EXPECT_GE(inside, total * 9 / 10) << inside << " of " << total << " samples in " << exe_;
   EXPECT_EQ(got.out_of_order, 0u);
   EXPECT_EQ(source.counters().samples, got.samples.size());
@@ -216,7 +218,8 @@ TEST_F(LiveCollection, CommandStartsAtExecWithKernelMmap2CarryingTheBuildId) {
   child.release();  // exec: enable_on_exec starts the events
   ASSERT_TRUE(child.wait_for_exec(exe_));
   Collected got;
-  ASSERT_TRUE(collect(source, got, child.pid(), 250ms)) << "the program did not run 250 ms of CPU time";
+  ASSERT_TRUE(collect(source, got, child.pid(), 250ms))
+      << "the program did not run 250 ms of CPU time";
 
   bool exec_comm = false;
   for (const CommCopy& c : got.comms) exec_comm |= c.pid == pid && c.exec && c.comm == "busy";
@@ -270,9 +273,11 @@ TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
   // throttles the event may write far fewer samples than periods).
   Collected got;
   const auto deadline = std::chrono::steady_clock::now() + test::kPatience;
-  for (auto window = 100ms; source.counters().lost_records == 0 && std::chrono::steady_clock::now() < deadline;
+  for (auto window = 100ms;
+       source.counters().lost_records == 0 && std::chrono::steady_clock::now() < deadline;
        window *= 2) {
-    ASSERT_TRUE(test::wait_for_cpu_time(child.pid(), window, test::kPatience)) << "the child stopped running";
+    ASSERT_TRUE(test::wait_for_cpu_time(child.pid(), window, test::kPatience))
+        << "the child stopped running";
     source.drain();
     got.take(source);
   }
@@ -282,8 +287,10 @@ TEST_F(LiveCollection, OnePageBufferOverrunsAndCountsTheLoss) {
   source.finish();
   got.take(source);
 
-  EXPECT_GE(source.counters().lost_records, 1u) << "no PERF_RECORD_LOST from a one-page buffer left full";
-  EXPECT_GE(source.counters().lost_samples, source.counters().lost_records) << "a LOST record says 0 were lost";
+  EXPECT_GE(source.counters().lost_records, 1u)
+      << "no PERF_RECORD_LOST from a one-page buffer left full";
+  EXPECT_GE(source.counters().lost_samples, source.counters().lost_records)
+      << "a LOST record says 0 were lost";
   EXPECT_EQ(got.lost_records_seen, source.counters().lost_records);
   EXPECT_EQ(got.lost_seen, source.counters().lost_samples);
   EXPECT_GT(got.samples.size(), 0u);

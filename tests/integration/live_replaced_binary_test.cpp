@@ -43,10 +43,12 @@ TEST(LiveReplacedBinary, ProfilesTheMappedFileNotTheNewOneAtItsPath) {
   // The exec must be done before the file is replaced (a loaded machine may take long to get
   // there), or the child would run the new file.
   const std::string link = "/proc/" + std::to_string(pid) + "/exe";
-  const bool started = wait_until([&] {
-    std::error_code ec;
-    return std::filesystem::read_symlink(link, ec) == std::filesystem::canonical(bin);
-  }, kPatience);
+  const bool started = wait_until(
+      [&] {
+        std::error_code ec;
+        return std::filesystem::read_symlink(link, ec) == std::filesystem::canonical(bin);
+      },
+      kPatience);
   if (!started) {
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
@@ -61,9 +63,10 @@ TEST(LiveReplacedBinary, ProfilesTheMappedFileNotTheNewOneAtItsPath) {
   // Collected while the program runs 200 ms of its CPU time (800 periods at 4000 Hz, nearly all
   // in work), then SIGTERM: the final flush writes them.
   auto out = dir / "out";
-  BackgroundProcess collector = start_profcollect({"-o", out.string(), "--pid", std::to_string(pid)});
-  const bool collecting =
-      wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience);
+  BackgroundProcess collector =
+      start_profcollect({"-o", out.string(), "--pid", std::to_string(pid)});
+  const bool collecting = wait_until(
+      [&] { return collector.err().find("collecting") != std::string::npos; }, kPatience);
   const bool ran = collecting && wait_for_cpu_time(pid, std::chrono::milliseconds(200), kPatience);
   collector.signal(SIGTERM);
   const std::optional<int> status = collector.wait(kPatience);

@@ -23,9 +23,9 @@ TEST_F(LiveReportTest, ReportOfADirectoryShowsWhatItsFilesHold) {
   TempDir tmp;
   const fs::path out = tmp / "out", go = tmp / "go";
   write_file(go, "");  // start at once
-  const ProfcollectRun run = run_profcollect({"-o", out.string(), "--binary", spawner.string(), "--binary",
-                                              library.string(), "--", spawner.string(), go.string(),
-                                              library.string(), "1"});
+  const ProfcollectRun run = run_profcollect({"-o", out.string(), "--binary", spawner.string(),
+                                              "--binary", library.string(), "--", spawner.string(),
+                                              go.string(), library.string(), "1"});
   ASSERT_EQ(run.run.exit_code, 0) << run.describe();
 
   const json collection = read_json_file(out / "collection.json");
@@ -58,7 +58,8 @@ TEST_F(LiveReportTest, ReportOfADirectoryShowsWhatItsFilesHold) {
     const std::string dir = b.at("directory").get<std::string>();
     ASSERT_TRUE(expected.count(dir)) << "unknown directory " << dir;
     const Expected& e = expected.at(dir);
-    for (const char* key : {"path", "build_id", "event", "samples", "first_sample_ns", "last_sample_ns"})
+    for (const char* key :
+         {"path", "build_id", "event", "samples", "first_sample_ns", "last_sample_ns"})
       EXPECT_EQ(b.at(key), e.meta.at(key)) << dir << ": " << key;
     EXPECT_EQ(b.at("fdata_samples").get<uint64_t>(), e.fdata.total()) << dir;
     const auto per_function = e.fdata.per_function();
@@ -66,9 +67,11 @@ TEST_F(LiveReportTest, ReportOfADirectoryShowsWhatItsFilesHold) {
     uint64_t last = UINT64_MAX;
     for (const json& f : b.at("functions")) {
       const std::string name = f.at("name").get<std::string>();
-      ASSERT_TRUE(per_function.count(name)) << dir << ": function " << name << " is not in the fdata";
+      ASSERT_TRUE(per_function.count(name))
+          << dir << ": function " << name << " is not in the fdata";
       EXPECT_EQ(f.at("samples").get<uint64_t>(), per_function.at(name)) << dir << ": " << name;
-      EXPECT_NEAR(f.at("share").get<double>(), static_cast<double>(per_function.at(name)) / e.fdata.total(), 1e-9);
+      EXPECT_NEAR(f.at("share").get<double>(),
+                  static_cast<double>(per_function.at(name)) / e.fdata.total(), 1e-9);
       EXPECT_LE(f.at("samples").get<uint64_t>(), last) << "functions are listed largest first";
       last = f.at("samples").get<uint64_t>();
     }
@@ -114,7 +117,8 @@ TEST_F(LiveReportTest, DamagedOrForeignDirectoriesAreRefused) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   const fs::path out = tmp / "out";
-  const ProfcollectRun run = run_profcollect({"-q", "-o", out.string(), "--", spin.string(), "a", "0.3"});
+  const ProfcollectRun run =
+      run_profcollect({"-q", "-o", out.string(), "--", spin.string(), "a", "0.3"});
   ASSERT_EQ(run.run.exit_code, 0) << run.describe();
   const auto dirs = profile_dirs(out, "live_spin");
   ASSERT_EQ(dirs.size(), 1u) << run.describe();
@@ -123,7 +127,8 @@ TEST_F(LiveReportTest, DamagedOrForeignDirectoriesAreRefused) {
   write_file(dirs[0] / "bolt.fdata", "no_lbr cpu-clock:\n1 spin_a zz 3\n");
   const ProfcollectRun damaged = run_profcollect({"report", out.string()});
   EXPECT_NE(damaged.run.exit_code, 0) << damaged.describe();
-  EXPECT_NE((damaged.run.out + damaged.run.err).find("bolt.fdata"), std::string::npos) << damaged.describe();
+  EXPECT_NE((damaged.run.out + damaged.run.err).find("bolt.fdata"), std::string::npos)
+      << damaged.describe();
 
   // A directory with nothing of ours.
   fs::create_directory(tmp / "empty");
@@ -134,15 +139,18 @@ TEST_F(LiveReportTest, DamagedOrForeignDirectoriesAreRefused) {
   // `perf record --threads` writes a directory too: still read as perf.data.
   if (have_executable("perf")) {
     const fs::path threads = tmp / "threads.data";
-    const std::vector<std::string> argv = {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "--threads",
-                                           "-o", threads.string(), "--", spin.string(), "a", "0.3"};
+    const std::vector<std::string> argv = {
+        "perf", "record",      "-q",        "-N", "--buildid-mmap",
+        "-e",   "cpu-clock",   "--threads", "-o", threads.string(),
+        "--",   spin.string(), "a",         "0.3"};
     const CommandResult recorded = run_command(argv);
     if (recorded.exit_code == 0 && fs::is_directory(threads)) {
       const ProfcollectRun as_perf_data = run_profcollect({"report", threads.string(), "--json"});
       ASSERT_EQ(as_perf_data.run.exit_code, 0) << as_perf_data.describe();
       const json j = json::parse(as_perf_data.run.out, nullptr, false);
       ASSERT_FALSE(j.is_discarded());
-      EXPECT_EQ(j.value("kind", std::string()), "recording") << "not the perf.data report: " << j.dump(2);
+      EXPECT_EQ(j.value("kind", std::string()), "recording")
+          << "not the perf.data report: " << j.dump(2);
       EXPECT_GT(j.value("samples", uint64_t{0}), 0u);
     }
   }
@@ -155,22 +163,30 @@ TEST_F(LiveReportTest, ReportShowsTheSpeCountsOfTheCollection) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   const fs::path out = tmp / "out";
-  const ProfcollectRun run = run_profcollect({"-q", "-o", out.string(), "--", spin.string(), "a", "0.2"});
+  const ProfcollectRun run =
+      run_profcollect({"-q", "-o", out.string(), "--", spin.string(), "a", "0.2"});
   ASSERT_EQ(run.run.exit_code, 0) << run.describe();
-  nlohmann::ordered_json collection = nlohmann::ordered_json::parse(read_file(out / "collection.json"));
-  collection["arm_spe"] = {{"aux_records", 31}, {"aux_bytes", 65536}, {"aux_truncated", 2}, {"aux_partial", 3},
-                           {"aux_collisions", 5}, {"restarts_after_truncation", 2}, {"records", 1021}, {"taken_branches", 407},
-                           {"records_dropped", 7}, {"bytes_skipped", 11}, {"threads_unknown", 13}};
+  nlohmann::ordered_json collection =
+      nlohmann::ordered_json::parse(read_file(out / "collection.json"));
+  collection["arm_spe"] = {
+      {"aux_records", 31},   {"aux_bytes", 65536},    {"aux_truncated", 2},
+      {"aux_partial", 3},    {"aux_collisions", 5},   {"restarts_after_truncation", 2},
+      {"records", 1021},     {"taken_branches", 407}, {"records_dropped", 7},
+      {"bytes_skipped", 11}, {"threads_unknown", 13}};
   write_file(out / "collection.json", collection.dump(2));
   const ProfcollectRun report = run_profcollect({"report", out.string()});
   ASSERT_EQ(report.run.exit_code, 0) << report.describe();
-  EXPECT_NE(report.run.out.find("SPE AUX records                        31  (65536 bytes; 2 truncated, 2 restarts after "
-                                "truncation, 3 partial, 5 collision)"),
-            std::string::npos)
+  EXPECT_NE(
+      report.run.out.find(
+          "SPE AUX records                        31  (65536 bytes; 2 truncated, 2 restarts after "
+          "truncation, 3 partial, 5 collision)"),
+      std::string::npos)
       << report.run.out;
-  EXPECT_NE(report.run.out.find("SPE records                          1021  (407 taken branches; 7 dropped, 11 bytes "
-                                "skipped, 13 without a thread)"),
-            std::string::npos)
+  EXPECT_NE(
+      report.run.out.find(
+          "SPE records                          1021  (407 taken branches; 7 dropped, 11 bytes "
+          "skipped, 13 without a thread)"),
+      std::string::npos)
       << report.run.out;
 }
 

@@ -53,8 +53,8 @@ TEST_F(LiveSeedTest, EverySampleInTheSeedBinaryIsResolvedAndSharesAgreeWithPerf)
   const fs::path out = tmp / "out";
 
   // The run under test, exactly as the issue writes it (from the program's directory).
-  const std::vector<std::string> argv = {profcollect_exe().string(), "-o", out.string(), "--",
-                                         "./hot", "1000"};
+  const std::vector<std::string> argv = {
+      profcollect_exe().string(), "-o", out.string(), "--", "./hot", "1000"};
   const CommandResult run = run_command(argv, {.cwd = dir, .timeout = kPatience});
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
 
@@ -76,7 +76,8 @@ TEST_F(LiveSeedTest, EverySampleInTheSeedBinaryIsResolvedAndSharesAgreeWithPerf)
   EXPECT_EQ(meta.at("path").get<std::string>(), hot.string());
   EXPECT_EQ(meta.at("build_id").get<std::string>(), build_id);
   const uint64_t in_binary = meta.at("samples").get<uint64_t>();
-  EXPECT_EQ(in_binary, collection.at("mapped").get<uint64_t>()) << "hot is the only profiled binary";
+  EXPECT_EQ(in_binary, collection.at("mapped").get<uint64_t>())
+      << "hot is the only profiled binary";
 
   const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
   ASSERT_TRUE(fdata.valid()) << fdata.error;
@@ -102,21 +103,22 @@ TEST_F(LiveSeedTest, EverySampleInTheSeedBinaryIsResolvedAndSharesAgreeWithPerf)
   // mode), and the two runs are not loaded alike.
   const uint64_t our_user = samples - unmapped.at("kernel").get<uint64_t>();
   const uint64_t perf_user = perf->total - perf->kernel;
-  EXPECT_LE(std::fabs(points(in_binary, our_user) - points(perf->in_binary, perf_user)), kMaxShareDifference)
-      << "share of user-mode samples in hot: ours " << points(in_binary, our_user) << "% of " << our_user
-      << ", perf script " << points(perf->in_binary, perf_user) << "% of " << perf_user;
+  EXPECT_LE(std::fabs(points(in_binary, our_user) - points(perf->in_binary, perf_user)),
+            kMaxShareDifference)
+      << "share of user-mode samples in hot: ours " << points(in_binary, our_user) << "% of "
+      << our_user << ", perf script " << points(perf->in_binary, perf_user) << "% of " << perf_user;
   expect_shares_within(ours, fdata.total(), perf->per_function, perf->in_binary, "perf script");
 
   // (2) profcollect convert on that recording (the perf.data path, judged elsewhere against
   // perf script and perf2bolt).
   const fs::path converted = tmp / "converted.fdata";
-  const ProfcollectRun convert =
-      run_profcollect({"convert", "-nl", "-q", "-p", data.string(), "-o", converted.string(), hot.string()});
+  const ProfcollectRun convert = run_profcollect(
+      {"convert", "-nl", "-q", "-p", data.string(), "-o", converted.string(), hot.string()});
   ASSERT_EQ(convert.run.exit_code, 0) << convert.describe();
   const StrictFdata reference = read_fdata_strictly(converted);
   ASSERT_TRUE(reference.valid()) << reference.error;
-  expect_shares_within(ours, fdata.total(), by_plain_name(reference.per_function()), reference.total(),
-                       "perf record + profcollect convert");
+  expect_shares_within(ours, fdata.total(), by_plain_name(reference.per_function()),
+                       reference.total(), "perf record + profcollect convert");
   EXPECT_EQ(fdata.events, reference.events) << "both name the event alike";
 
   // (3) llvm-bolt reads the live profile and profiles work.

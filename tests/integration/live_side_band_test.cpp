@@ -53,10 +53,10 @@ struct Observed {
   uint64_t samples = 0;
   uint64_t samples_in_exe = 0;  // user samples inside a kernel MMAP2 of the program
   uint64_t user_samples = 0;
-  uint64_t mmap_records = 0;     // MMAP/MMAP2 records of the child, all from the kernel
-  bool exe_mapped = false;       // an executable MMAP2 of the program
+  uint64_t mmap_records = 0;  // MMAP/MMAP2 records of the child, all from the kernel
+  bool exe_mapped = false;    // an executable MMAP2 of the program
   BuildId exe_build_id;
-  bool exec_comm = false;        // the exec's COMM
+  bool exec_comm = false;  // the exec's COMM
   uint64_t comm_records = 0;
   uint64_t malformed = 0;
   uint64_t out_of_order = 0;
@@ -85,10 +85,12 @@ class LiveSideBandEvents : public ::testing::Test {
     test::ChildProcess child = test::ChildProcess::held_before_exec(exe_);
     const auto pid = static_cast<uint32_t>(child.pid());
     EventSetOptions options;
-    options.mmap_pages = choose_mmap_pages(LockBudget::of_this_process(context_.permissions),
-                                           static_cast<uint32_t>(online_cpus().size()), std::nullopt);
-    auto events = std::make_unique<PerfEventSet>(std::move(members), CollectionTarget{TargetKind::Command, {child.pid()}},
-                                                 options, context_.permissions);
+    options.mmap_pages =
+        choose_mmap_pages(LockBudget::of_this_process(context_.permissions),
+                          static_cast<uint32_t>(online_cpus().size()), std::nullopt);
+    auto events = std::make_unique<PerfEventSet>(
+        std::move(members), CollectionTarget{TargetKind::Command, {child.pid()}}, options,
+        context_.permissions);
     LiveRecordSource source(*events);
     child.release();  // the exec enables every event (enable_on_exec)
     EXPECT_TRUE(child.wait_for_exec(exe_));
@@ -171,12 +173,14 @@ TEST_F(LiveSideBandEvents, DummyRedirectedIntoTheSameBuffersBringsTheMappingsBac
   ASSERT_TRUE(o.exe_mapped) << "no MMAP2 of " << exe_;
   if (events->member(1).attr.build_id) {
     if (const auto expected = readelf_build_id_of(exe_)) {
-      EXPECT_EQ(o.exe_build_id, *expected) << o.exe_build_id.to_hex() << " vs readelf " << expected->to_hex();
+      EXPECT_EQ(o.exe_build_id, *expected)
+          << o.exe_build_id.to_hex() << " vs readelf " << expected->to_hex();
     }
   }
   EXPECT_GE(o.samples, kSampleFloor);
   // The program spins in its own code: nearly every user sample is in it.
-  EXPECT_GE(o.samples_in_exe, o.user_samples * 9 / 10) << o.samples_in_exe << " of " << o.user_samples;
+  EXPECT_GE(o.samples_in_exe, o.user_samples * 9 / 10)
+      << o.samples_in_exe << " of " << o.user_samples;
   EXPECT_EQ(o.malformed, 0u);
   EXPECT_EQ(o.out_of_order, 0u);
 }
@@ -217,7 +221,8 @@ class LiveSideBandSession : public test::LiveFixtureTest {
     test::TempDir tmp;
     const fs::path go = tmp / "go", dir = tmp / "out";
     // Each worker runs 0.5 s of its own CPU time once `go` exists (live_spawner.c).
-    test::BackgroundProcess target = test::start_target(spawner, {go.string(), library.string(), "0.5"});
+    test::BackgroundProcess target =
+        test::start_target(spawner, {go.string(), library.string(), "0.5"});
 
     SessionSettings settings;
     settings.target = CollectionTarget{TargetKind::Processes, {target.pid()}};
@@ -249,7 +254,8 @@ class LiveSideBandSession : public test::LiveFixtureTest {
     out.counts = session.counts();
     const nlohmann::json collection = test::read_json_file(dir / "collection.json");
     EXPECT_FALSE(collection.is_discarded());
-    if (!collection.is_discarded()) out.lost_records = collection.at("lost_records").get<uint64_t>();
+    if (!collection.is_discarded())
+      out.lost_records = collection.at("lost_records").get<uint64_t>();
     for (const fs::path& binary : {spawner, library}) {
       for (const fs::path& d : test::profile_dirs(dir, binary.filename().string())) {
         out.profile_dirs.insert(d.filename().string());
@@ -312,7 +318,8 @@ TEST_F(LiveSideBandSession, DummyEventMapsTheProgramAndItsLibraryAsTheSamplingEv
       EXPECT_GE(test::points(r->per_function.count(function) ? r->per_function.at(function) : 0,
                              r->fdata_total),
                 10.0)
-          << function << "\n" << describe(*r);
+          << function << "\n"
+          << describe(*r);
   }
   // The same binaries, under the same build-ids.
   EXPECT_EQ(plain.profile_dirs.size(), 2u);

@@ -42,26 +42,31 @@ TEST_F(LiveSummaryTest, CommandAndPidModesCountTheBinariesTheyWrote) {
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   // A command.
-  const ProfcollectRun command = run_profcollect(
-      {"-e", "cpu-clock", "-F", "1000", "-o", (tmp / "cmd").string(), "--", spin.string(), "a", "0.2"});
+  const ProfcollectRun command =
+      run_profcollect({"-e", "cpu-clock", "-F", "1000", "-o", (tmp / "cmd").string(), "--",
+                       spin.string(), "a", "0.2"});
   ASSERT_EQ(command.run.exit_code, 0) << command.describe();
   const nlohmann::json collection = read_json_file(tmp / "cmd" / "collection.json");
   ASSERT_EQ(collection.value("binaries", 0u), 1u) << collection.dump(2);
   const std::string summary = line_with(command.run.err, " samples, ");
   EXPECT_NE(summary.find(" in 1 profiled binary, "), std::string::npos) << command.describe();
-  EXPECT_NE(summary.find("; profiles in " + (tmp / "cmd").string()), std::string::npos) << command.describe();
+  EXPECT_NE(summary.find("; profiles in " + (tmp / "cmd").string()), std::string::npos)
+      << command.describe();
   expect_short_lines(command.run.err);
 
   // A running process.
   BackgroundProcess target = start_target(spin, {"b", "0"});
-  BackgroundProcess collector = start_profcollect(
-      {"-e", "cpu-clock", "-F", "1000", "--pid", std::to_string(target.pid()), "-o", (tmp / "pid").string()});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+  BackgroundProcess collector =
+      start_profcollect({"-e", "cpu-clock", "-F", "1000", "--pid", std::to_string(target.pid()),
+                         "-o", (tmp / "pid").string()});
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                         kPatience))
       << collector.describe();
   ASSERT_TRUE(wait_for_cpu_time(target.pid(), std::chrono::milliseconds(200), kPatience));
   collector.signal(SIGINT);
   ASSERT_EQ(collector.wait(kPatience), std::optional<int>(0)) << collector.describe();
-  EXPECT_NE(line_with(collector.err(), " samples, ").find(" in 1 profiled binary, "), std::string::npos)
+  EXPECT_NE(line_with(collector.err(), " samples, ").find(" in 1 profiled binary, "),
+            std::string::npos)
       << collector.describe();
   EXPECT_EQ(read_json_file(tmp / "pid" / "collection.json").value("binaries", 0u), 1u);
   expect_short_lines(collector.err());
@@ -75,8 +80,8 @@ TEST_F(LiveSummaryTest, AFailedFinalFlushDoesNotSayWhereTheProfilesAre) {
   fs::create_directories(out);
   fs::create_directories(tmp / "elsewhere");
   fs::create_directory_symlink(tmp / "elsewhere", out / ("live_spin-" + readelf_build_id(spin)));
-  const ProfcollectRun run =
-      run_profcollect({"-e", "cpu-clock", "-F", "1000", "-o", out.string(), "--", spin.string(), "a", "0.2"});
+  const ProfcollectRun run = run_profcollect(
+      {"-e", "cpu-clock", "-F", "1000", "-o", out.string(), "--", spin.string(), "a", "0.2"});
   EXPECT_EQ(run.run.exit_code, 1) << run.describe();
   EXPECT_NE(run.run.err.find("flush failed"), std::string::npos) << run.describe();
   EXPECT_EQ(run.run.err.find("profiles in"), std::string::npos) << run.describe();
@@ -95,15 +100,18 @@ TEST_F(LiveSummaryTest, BinariesWithoutDebugInfoAreCountedInOneLineAndListedInCo
     for (uint64_t i = 0; i < 3000000; ++i) text += std::to_string(i * 7919 % 1000003) + " line\n";
     write_file(input, text);
   }
-  BackgroundProcess collector =
-      start_profcollect({"-a", "-e", "cpu-clock", "-F", "1000", "-o", out.string(), "--flush-interval", "3600"});
-  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; }, kPatience))
+  BackgroundProcess collector = start_profcollect(
+      {"-a", "-e", "cpu-clock", "-F", "1000", "-o", out.string(), "--flush-interval", "3600"});
+  ASSERT_TRUE(wait_until([&] { return collector.err().find("collecting") != std::string::npos; },
+                         kPatience))
       << collector.describe();
   for (const std::vector<std::string>& argv :
-       {std::vector<std::string>{"sort", "-S", "512M", "-o", (tmp / "sorted").string(), input.string()},
+       {std::vector<std::string>{"sort", "-S", "512M", "-o", (tmp / "sorted").string(),
+                                 input.string()},
         std::vector<std::string>{"gzip", "-1", "-k", "-f", input.string()}}) {
     BackgroundProcess p = BackgroundProcess::start(argv);
-    ASSERT_TRUE(wait_for_cpu_time(p.pid(), std::chrono::milliseconds(200), kPatience)) << p.describe();
+    ASSERT_TRUE(wait_for_cpu_time(p.pid(), std::chrono::milliseconds(200), kPatience))
+        << p.describe();
   }
   collector.signal(SIGINT);
   ASSERT_EQ(collector.wait(kPatience), std::optional<int>(0)) << collector.describe();
@@ -118,9 +126,11 @@ TEST_F(LiveSummaryTest, BinariesWithoutDebugInfoAreCountedInOneLineAndListedInCo
     EXPECT_FALSE(b.value("path", "").empty());
     EXPECT_FALSE(b.value("reason", "").empty());
   }
-  const std::string said = std::to_string(count) + " binaries without debug info: no AutoFDO profile; see collection.json";
+  const std::string said = std::to_string(count) +
+                           " binaries without debug info: no AutoFDO profile; see collection.json";
   size_t lines = 0;
-  for (const std::string& line : split_lines(err)) lines += line.find("no AutoFDO profile") != std::string::npos;
+  for (const std::string& line : split_lines(err))
+    lines += line.find("no AutoFDO profile") != std::string::npos;
   EXPECT_EQ(lines, 1u) << err;
   EXPECT_NE(err.find(said), std::string::npos) << err;
   expect_short_lines(err);

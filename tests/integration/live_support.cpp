@@ -25,11 +25,13 @@ namespace {
 
 // The set is stale when the script or a source it builds (live_*, hot.c) changes.
 FixtureSet& live_set() {
-  static FixtureSet set({.name = "live",
-                         .script = "make_live_fixtures.sh",
-                         .source_folder = "src",
-                         .is_source = [](std::string_view file) { return file.starts_with("live_") || file == "hot.c"; },
-                         .timeout = std::chrono::seconds(300)});
+  static FixtureSet set(
+      {.name = "live",
+       .script = "make_live_fixtures.sh",
+       .source_folder = "src",
+       .is_source =
+           [](std::string_view file) { return file.starts_with("live_") || file == "hot.c"; },
+       .timeout = std::chrono::seconds(300)});
   return set;
 }
 [[maybe_unused]] const bool live_set_registered = register_fixture_set(&live_set);
@@ -60,7 +62,8 @@ fs::path LiveFixtureTest::fixture(const std::string& name) {
   return fs::weakly_canonical(live_fixtures().dir / name);
 }
 
-BackgroundProcess BackgroundProcess::start(const std::vector<std::string>& argv, const Options& options) {
+BackgroundProcess BackgroundProcess::start(const std::vector<std::string>& argv,
+                                           const Options& options) {
   BackgroundProcess p;
   p.argv_ = argv;
   p.own_group_ = options.own_process_group;
@@ -87,8 +90,8 @@ BackgroundProcess BackgroundProcess::start(const std::vector<std::string>& argv,
     if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) ::_exit(126);
     if (options.run_as) {
       const gid_t groups[1] = {options.run_as->gid};
-      if (::setgroups(1, groups) != 0 || ::setresgid(options.run_as->gid, options.run_as->gid,
-                                                      options.run_as->gid) != 0 ||
+      if (::setgroups(1, groups) != 0 ||
+          ::setresgid(options.run_as->gid, options.run_as->gid, options.run_as->gid) != 0 ||
           ::setresuid(options.run_as->uid, options.run_as->uid, options.run_as->uid) != 0)
         ::_exit(126);
     }
@@ -108,8 +111,11 @@ BackgroundProcess BackgroundProcess::start(const std::vector<std::string>& argv,
 }
 
 BackgroundProcess::BackgroundProcess(BackgroundProcess&& other) noexcept
-    : pid_(other.pid_), own_group_(other.own_group_), exit_code_(other.exit_code_),
-      argv_(std::move(other.argv_)), log_dir_(std::move(other.log_dir_)) {
+    : pid_(other.pid_),
+      own_group_(other.own_group_),
+      exit_code_(other.exit_code_),
+      argv_(std::move(other.argv_)),
+      log_dir_(std::move(other.log_dir_)) {
   other.pid_ = -1;
   other.log_dir_.clear();
 }
@@ -168,10 +174,12 @@ BackgroundProcess start_target(const fs::path& exe, const std::vector<std::strin
   argv.insert(argv.end(), args.begin(), args.end());
   BackgroundProcess p = BackgroundProcess::start(argv);
   const std::string link = "/proc/" + std::to_string(p.pid()) + "/exe";
-  const bool started = wait_until([&] {
-    std::error_code ec;
-    return fs::read_symlink(link, ec) == exe;
-  }, kPatience);
+  const bool started = wait_until(
+      [&] {
+        std::error_code ec;
+        return fs::read_symlink(link, ec) == exe;
+      },
+      kPatience);
   EXPECT_TRUE(started) << exe << " did not start";
   return p;
 }
@@ -196,7 +204,8 @@ bool has_perf_event_fd(pid_t pid) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
     std::error_code link_error;
-    if (fs::read_symlink(entry.path(), link_error).string() == "anon_inode:[perf_event]") return true;
+    if (fs::read_symlink(entry.path(), link_error).string() == "anon_inode:[perf_event]")
+      return true;
   }
   return false;
 }
@@ -289,8 +298,17 @@ CommandResult perf_record(const fs::path& data, const std::vector<std::string>& 
   // running at the same time (it takes build-ids) makes the kernel flag perf's records as
   // carrying one over a device/inode body, and perf 6.1 aborts reading them (see
   // convert_stale_build_id_flag_test.cpp).
-  std::vector<std::string> argv = {"perf", "record", "-q", "-N", "--buildid-mmap", "-e", "cpu-clock", "-F",
-                                   std::to_string(frequency), "-o", data.string()};
+  std::vector<std::string> argv = {"perf",
+                                   "record",
+                                   "-q",
+                                   "-N",
+                                   "--buildid-mmap",
+                                   "-e",
+                                   "cpu-clock",
+                                   "-F",
+                                   std::to_string(frequency),
+                                   "-o",
+                                   data.string()};
   argv.insert(argv.end(), record_args.begin(), record_args.end());
   CommandResult r = run_command(argv, {.cwd = {}, .timeout = kPatience});
   if (r.exit_code != 0) r.err = r.describe(argv);
@@ -340,7 +358,9 @@ std::string share_table(const std::map<std::string, uint64_t>& ours, uint64_t ou
 // FIFOs itself, so the open is retried until it has (ENXIO: no reader yet).
 bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& command) {
   int fd = -1;
-  if (!wait_until([&] { return (fd = ::open(ctl.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, kPatience))
+  if (!wait_until(
+          [&] { return (fd = ::open(ctl.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; },
+          kPatience))
     return false;
   const std::string line = command + "\n";
   const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
@@ -349,19 +369,21 @@ bool perf_control(const fs::path& ctl, const fs::path& ack, const std::string& c
   const int ack_fd = ::open(ack.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (ack_fd < 0) return false;
   std::string got;
-  const bool acked = wait_until([&] {
-    char buf[64];
-    const ssize_t n = ::read(ack_fd, buf, sizeof buf);
-    if (n > 0) got.append(buf, static_cast<size_t>(n));
-    return got.find("ack") != std::string::npos;
-  }, kPatience);
+  const bool acked = wait_until(
+      [&] {
+        char buf[64];
+        const ssize_t n = ::read(ack_fd, buf, sizeof buf);
+        if (n > 0) got.append(buf, static_cast<size_t>(n));
+        return got.find("ack") != std::string::npos;
+      },
+      kPatience);
   ::close(ack_fd);
   return acked;
 }
 
 std::optional<RunAs> test_user(std::string& error) {
   if (::getpwnam(kTestUser) == nullptr) {
-    const std::vector<std::string> argv = {"useradd", "--system", "--no-create-home",
+    const std::vector<std::string> argv = {"useradd", "--system",          "--no-create-home",
                                            "--shell", "/usr/sbin/nologin", kTestUser};
     const CommandResult r = run_command(argv);
     if (r.exit_code != 0) {
@@ -398,13 +420,14 @@ SysctlSetting::~SysctlSetting() {
   if (ok_) write_number(file_, saved_);
 }
 
-BackgroundProcess::Options run_in_own_directory(const RunAs& user, const std::filesystem::path& dir) {
+BackgroundProcess::Options run_in_own_directory(const RunAs& user,
+                                                const std::filesystem::path& dir) {
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
   const fs::path home = dir / "user";
   fs::create_directory(home);
   if (::chown(home.c_str(), user.uid, user.gid) != 0) {
-    throw std::runtime_error("cannot give " + home.string() + " to uid " + std::to_string(user.uid) + ": " +
-                             std::strerror(errno));
+    throw std::runtime_error("cannot give " + home.string() + " to uid " +
+                             std::to_string(user.uid) + ": " + std::strerror(errno));
   }
   return BackgroundProcess::Options{.cwd = home, .own_process_group = false, .run_as = user};
 }

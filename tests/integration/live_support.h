@@ -81,7 +81,8 @@ class BackgroundProcess {
 
 // A fixture program started in the background, returned once it runs `exe` (its exec done), so
 // that /proc/PID/exe names it when a collector attaches. Fails the test when it does not.
-BackgroundProcess start_target(const std::filesystem::path& exe, const std::vector<std::string>& args);
+BackgroundProcess start_target(const std::filesystem::path& exe,
+                               const std::vector<std::string>& args);
 
 // `profcollect ARGS...` started in the background.
 BackgroundProcess start_profcollect(const std::vector<std::string>& args,
@@ -115,15 +116,15 @@ std::vector<std::filesystem::path> profile_dirs(const std::filesystem::path& out
 
 // perf record -e cpu-clock -F `frequency` ARGS... into `data`, for judges. `record_args` come
 // after the options: "--", a command, or "-p", a pid.
-CommandResult perf_record(const std::filesystem::path& data, const std::vector<std::string>& record_args,
-                          unsigned frequency = 4000);
+CommandResult perf_record(const std::filesystem::path& data,
+                          const std::vector<std::string>& record_args, unsigned frequency = 4000);
 
 // perf script's samples per function symbol for the samples whose dso is `binary` (canonical
 // path), and how many samples of `binary` there were; `pid_filter` 0 for all.
 struct PerfFunctionShares {
-  uint64_t total = 0;         // every sample in the recording
-  uint64_t kernel = 0;        // of them in the kernel ([kernel.kallsyms] or a kernel address)
-  uint64_t in_binary = 0;     // samples perf places in the binary
+  uint64_t total = 0;      // every sample in the recording
+  uint64_t kernel = 0;     // of them in the kernel ([kernel.kallsyms] or a kernel address)
+  uint64_t in_binary = 0;  // samples perf places in the binary
   std::map<std::string, uint64_t> per_function;  // in the binary, by perf's symbol ("" unknown)
 };
 std::optional<PerfFunctionShares> perf_function_shares(const std::filesystem::path& data,
@@ -154,7 +155,8 @@ std::optional<RunAs> test_user(std::string& error);
 // Makes `dir` (a test's private directory) traversable by others, makes `dir`/user owned by
 // `user`, and returns the options that run a background process as `user` in it. Throws
 // std::runtime_error when the directory cannot be given to the user.
-BackgroundProcess::Options run_in_own_directory(const RunAs& user, const std::filesystem::path& dir);
+BackgroundProcess::Options run_in_own_directory(const RunAs& user,
+                                                const std::filesystem::path& dir);
 
 // Sets a numeric sysctl file (kernel.perf_event_paranoid, kernel.bpf_stats_enabled) for the
 // lifetime of the object, then puts back what it was.
@@ -180,6 +182,7 @@ class ParanoidSetting : public SysctlSetting {
 
 // Sends `command` ("enable", ...) through perf record's --control FIFOs `ctl` and `ack` and
 // waits for perf's "ack"; false when perf does not open them or answer within kPatience.
-bool perf_control(const std::filesystem::path& ctl, const std::filesystem::path& ack, const std::string& command);
+bool perf_control(const std::filesystem::path& ctl, const std::filesystem::path& ack,
+                  const std::string& command);
 
 }  // namespace profcollect::test

@@ -32,8 +32,9 @@ TEST_F(LiveSystemWideOwnSamples, CountedApartAndNoProfileOfProfcollectIsWritten)
   const CommandResult stripped = run_command(strip);
   ASSERT_EQ(stripped.exit_code, 0) << stripped.describe(strip);
   BackgroundProcess spin = start_target(fixture("live_spin"), {"a", "3"});
-  const std::vector<std::string> argv = {collector.string(), "-a", "-e", "cpu-clock", "-F", "4000", "--flush-interval",
-                                         "0.05", "--duration", "1.5", "-o", out.string()};
+  const std::vector<std::string> argv = {
+      collector.string(), "-a",   "-e",         "cpu-clock", "-F", "4000",
+      "--flush-interval", "0.05", "--duration", "1.5",       "-o", out.string()};
   const CommandResult run = run_command(argv);
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
 
@@ -47,7 +48,8 @@ TEST_F(LiveSystemWideOwnSamples, CountedApartAndNoProfileOfProfcollectIsWritten)
   EXPECT_LE(accounted, collection.at("samples").get<uint64_t>()) << collection.dump(2);
 
   EXPECT_EQ(profile_dirs(out, collector.filename().string()), std::vector<fs::path>{})
-      << "profcollect profiled itself; collection.json:\n" << collection.dump(2);
+      << "profcollect profiled itself; collection.json:\n"
+      << collection.dump(2);
   // The workload was profiled meanwhile: a system-wide run saw it.
   EXPECT_EQ(profile_dirs(out, "live_spin").size(), 1u) << run.describe(argv);
 }

@@ -29,7 +29,8 @@ using nlohmann::json;
 const char* const kMergeFdata = "/usr/lib/llvm-19/bin/merge-fdata";
 
 // bolt.preagg lines summed per record ("B from to" counts and mispredicts, "F|f start end").
-std::map<std::string, std::pair<uint64_t, uint64_t>> summed_preagg(const std::vector<fs::path>& files) {
+std::map<std::string, std::pair<uint64_t, uint64_t>> summed_preagg(
+    const std::vector<fs::path>& files) {
   std::map<std::string, std::pair<uint64_t, uint64_t>> sum;
   for (const auto& file : files) {
     for (const std::string& line : split_lines(read_file(file))) {
@@ -52,15 +53,26 @@ class MergeBranchTest : public BranchFixtureTest {};
 
 TEST_F(MergeBranchTest, ThreeHostsAddUpAsMergeFdataAndLlvmProfdataAddThem) {
   if (!have_executable(kMergeFdata)) GTEST_SKIP() << kMergeFdata << " is not installed";
-  if (!have_executable("llvm-profdata-19")) GTEST_SKIP() << "llvm-profdata-19" << " is not installed";
+  if (!have_executable("llvm-profdata-19"))
+    GTEST_SKIP() << "llvm-profdata-19"
+                 << " is not installed";
   const fs::path binary = fixture("branch_loop");
   TempDir tmp;
   std::vector<fs::path> hosts, inputs;
   std::vector<json> metas;
   for (const char* period : {"29", "37", "43"}) {
     const fs::path data = tmp / (std::string("period") + period + ".data");
-    const std::vector<std::string> record = {PROFCOLLECT_BRANCH_RECORDER, "--entries", "32", "--period", period,
-                                             "--max-steps", "60000", "-o", data.string(), "--", binary.string()};
+    const std::vector<std::string> record = {PROFCOLLECT_BRANCH_RECORDER,
+                                             "--entries",
+                                             "32",
+                                             "--period",
+                                             period,
+                                             "--max-steps",
+                                             "60000",
+                                             "-o",
+                                             data.string(),
+                                             "--",
+                                             binary.string()};
     const CommandResult recorded = run_command(record);
     ASSERT_EQ(recorded.exit_code, 0) << recorded.describe(record);
     hosts.push_back(tmp / (std::string("host") + period));
@@ -74,7 +86,8 @@ TEST_F(MergeBranchTest, ThreeHostsAddUpAsMergeFdataAndLlvmProfdataAddThem) {
       ASSERT_TRUE(fs::exists(inputs.back() / file)) << inputs.back() << " has no " << file;
     }
   }
-  EXPECT_NE(read_file(inputs[0] / "bolt.fdata"), read_file(inputs[1] / "bolt.fdata")) << "the hosts do not differ";
+  EXPECT_NE(read_file(inputs[0] / "bolt.fdata"), read_file(inputs[1] / "bolt.fdata"))
+      << "the hosts do not differ";
 
   const fs::path merged_out = tmp / "merged";
   const ProfcollectRun merge = run_merge(merged_out, hosts);
@@ -86,7 +99,8 @@ TEST_F(MergeBranchTest, ThreeHostsAddUpAsMergeFdataAndLlvmProfdataAddThem) {
   for (const auto& input : inputs) merge_fdata.push_back((input / "bolt.fdata").string());
   const CommandResult reference = run_command(merge_fdata);
   ASSERT_EQ(reference.exit_code, 0) << reference.describe(merge_fdata);
-  const std::vector<std::string> want = sorted_lines(reference.out), got = sorted_lines(read_file(merged / "bolt.fdata"));
+  const std::vector<std::string> want = sorted_lines(reference.out),
+                                 got = sorted_lines(read_file(merged / "bolt.fdata"));
   ASSERT_FALSE(want.empty());
   EXPECT_EQ(got, want) << line_differences(want, got);
 
@@ -106,7 +120,8 @@ TEST_F(MergeBranchTest, ThreeHostsAddUpAsMergeFdataAndLlvmProfdataAddThem) {
   // autofdo.prof against llvm-profdata.
   const std::string llvm = llvm_profdata_merge(profiles, tmp / "reference.prof");
   ASSERT_FALSE(llvm.empty());
-  const std::string normalized = llvm_profdata_merge({merged / "autofdo.prof"}, tmp / "ours.normalized.prof");
+  const std::string normalized =
+      llvm_profdata_merge({merged / "autofdo.prof"}, tmp / "ours.normalized.prof");
   EXPECT_EQ(normalized, llvm) << profile_difference(normalized, llvm);
   const std::string as_written = read_file(merged / "autofdo.prof");
   EXPECT_EQ(as_written, llvm) << profile_difference(as_written, llvm);

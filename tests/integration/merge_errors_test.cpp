@@ -18,12 +18,14 @@ const std::string kOtherBuildId = "fedcba9876543210fedcba9876543210fedcba98";
 
 // A host's output directory with one binary directory "prog-<build-id>" holding meta.json and a
 // no_lbr bolt.fdata of `count` samples at main+0x10.
-fs::path make_host(const fs::path& root, const std::string& build_id, uint64_t count, const std::string& dir_id = kBuildId) {
+fs::path make_host(const fs::path& root, const std::string& build_id, uint64_t count,
+                   const std::string& dir_id = kBuildId) {
   const fs::path binary = root / ("prog-" + dir_id);
   fs::create_directories(binary);
-  const nlohmann::ordered_json meta = {{"path", "/usr/bin/prog"}, {"build_id", build_id}, {"samples", count},
-                                       {"first_sample_ns", 1000},  {"last_sample_ns", 2000},   {"event", "cpu-clock"},
-                                       {"events", {"cpu-clock"}},  {"bolt_fdata", "no_lbr"},   {"formats", {"bolt.fdata"}}};
+  const nlohmann::ordered_json meta = {
+      {"path", "/usr/bin/prog"}, {"build_id", build_id},   {"samples", count},
+      {"first_sample_ns", 1000}, {"last_sample_ns", 2000}, {"event", "cpu-clock"},
+      {"events", {"cpu-clock"}}, {"bolt_fdata", "no_lbr"}, {"formats", {"bolt.fdata"}}};
   write_file(binary / "meta.json", meta.dump(2) + "\n");
   write_file(binary / "bolt.fdata", "no_lbr cpu-clock:\n1 main 10 " + std::to_string(count) + "\n");
   write_file(root / "collection.json", "{}\n");
@@ -35,7 +37,8 @@ std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;
   if (!fs::exists(dir)) return files;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    files[fs::relative(e.path(), dir).string()] = e.is_regular_file() ? read_file(e.path()) : "<dir>";
+    files[fs::relative(e.path(), dir).string()] =
+        e.is_regular_file() ? read_file(e.path()) : "<dir>";
   }
   return files;
 }
@@ -54,7 +57,8 @@ class MergeErrorsTest : public ::testing::Test {
   void expect_refused(const fs::path& bad, const std::vector<std::string>& needles) {
     const ProfcollectRun run = run_merge(out_, {good_, bad});
     EXPECT_EQ(run.run.exit_code, 1) << run.describe();
-    for (const auto& needle : needles) EXPECT_NE(run.run.err.find(needle), std::string::npos) << needle << "\n" << run.describe();
+    for (const auto& needle : needles)
+      EXPECT_NE(run.run.err.find(needle), std::string::npos) << needle << "\n" << run.describe();
     EXPECT_EQ(snapshot(out_), before_) << "a refused merge changed the output";
   }
   TempDir tmp_;
@@ -70,7 +74,8 @@ TEST_F(MergeErrorsTest, InputThatIsNotAnOutputDirectoryIsRefused) {
   expect_refused(tmp_ / "empty", {(tmp_ / "empty").string(), "no profcollect output"});
   expect_refused(good_, {good_.string(), "given twice"});
   fs::create_directories(tmp_ / "other" / "photos");
-  expect_refused(tmp_ / "other", {(tmp_ / "other" / "photos" / "meta.json").string(), "not a profcollect"});
+  expect_refused(tmp_ / "other",
+                 {(tmp_ / "other" / "photos" / "meta.json").string(), "not a profcollect"});
 }
 
 TEST_F(MergeErrorsTest, DamagedFileIsNamedWithItsLine) {
@@ -99,7 +104,8 @@ TEST_F(MergeErrorsTest, DamagedFileIsNamedWithItsLine) {
 TEST_F(MergeErrorsTest, SameDirectoryWithAnotherBuildIdIsRefused) {
   // The directory's name says kBuildId, its meta.json another binary.
   const fs::path other = make_host(tmp_ / "other", kOtherBuildId, 3);
-  expect_refused(other, {(other / ("prog-" + kBuildId) / "meta.json").string(), kOtherBuildId, kBuildId});
+  expect_refused(other,
+                 {(other / ("prog-" + kBuildId) / "meta.json").string(), kOtherBuildId, kBuildId});
 }
 
 TEST_F(MergeErrorsTest, UsageErrorsAreExitTwo) {

@@ -65,11 +65,13 @@ ExpectedMeta expected_meta(const std::vector<nlohmann::json>& metas) {
     e.samples += meta.at("samples").get<uint64_t>();
     e.branch_stacks += meta.value("branch_stacks", uint64_t{0});
     const uint64_t first = meta.at("first_sample_ns").get<uint64_t>();
-    if (first != 0 && (e.first_sample_ns == 0 || first < e.first_sample_ns)) e.first_sample_ns = first;
+    if (first != 0 && (e.first_sample_ns == 0 || first < e.first_sample_ns))
+      e.first_sample_ns = first;
     e.last_sample_ns = std::max(e.last_sample_ns, meta.at("last_sample_ns").get<uint64_t>());
     for (const auto& event : meta.at("events")) {
       const std::string name = event.get<std::string>();
-      if (std::find(e.events.begin(), e.events.end(), name) == e.events.end()) e.events.push_back(name);
+      if (std::find(e.events.begin(), e.events.end(), name) == e.events.end())
+        e.events.push_back(name);
     }
   }
   return e;

@@ -15,11 +15,13 @@
 namespace profcollect::test {
 
 // `profcollect merge -o OUT INPUTS...`.
-ProfcollectRun run_merge(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
+ProfcollectRun run_merge(const std::filesystem::path& out,
+                         const std::vector<std::filesystem::path>& inputs);
 
 // `llvm-profdata-19 merge --sample --text PROFILES... -o OUT`; the text written, or "" (with a
 // test failure) when llvm-profdata refuses.
-std::string llvm_profdata_merge(const std::vector<std::filesystem::path>& profiles, const std::filesystem::path& out);
+std::string llvm_profdata_merge(const std::vector<std::filesystem::path>& profiles,
+                                const std::filesystem::path& out);
 
 // "<hex address> <count>" lines of a samples.ip, summed per address; a malformed line fails the
 // test.
@@ -30,7 +32,8 @@ std::map<uint64_t, uint64_t> read_ip_samples(const std::filesystem::path& path);
 NamedSiteCounts summed_no_lbr(const std::vector<std::filesystem::path>& files);
 
 // The single binary directory of `basename` in `out` (a test failure when not exactly one).
-std::filesystem::path only_binary_dir(const std::filesystem::path& out, const std::string& basename);
+std::filesystem::path only_binary_dir(const std::filesystem::path& out,
+                                      const std::string& basename);
 
 // The numbers meta.json files must add up to: samples and branch_stacks summed, the earliest
 // non-zero first_sample_ns, the latest last_sample_ns, events in the order first met.

@@ -27,15 +27,19 @@ using nlohmann::json;
 class MergeLiveTest : public LiveFixtureTest {};
 
 TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
-  if (!have_executable("llvm-profdata-19")) GTEST_SKIP() << "llvm-profdata-19" << " is not installed";
-  if (!have_executable("llvm-bolt-19")) GTEST_SKIP() << "llvm-bolt-19" << " is not installed";
+  if (!have_executable("llvm-profdata-19"))
+    GTEST_SKIP() << "llvm-profdata-19"
+                 << " is not installed";
+  if (!have_executable("llvm-bolt-19"))
+    GTEST_SKIP() << "llvm-bolt-19"
+                 << " is not installed";
   const fs::path spin = fixture("live_spin");
   TempDir tmp;
   std::vector<fs::path> hosts;
   for (const char* mode : {"a", "b", "a"}) {
     const fs::path out = tmp / ("host" + std::to_string(hosts.size() + 1));
-    const ProfcollectRun run =
-        run_profcollect({"-q", "-o", out.string(), "--binary", spin.string(), "--", spin.string(), mode, "1"});
+    const ProfcollectRun run = run_profcollect(
+        {"-q", "-o", out.string(), "--binary", spin.string(), "--", spin.string(), mode, "1"});
     ASSERT_EQ(run.run.exit_code, 0) << run.describe();
     hosts.push_back(out);
   }
@@ -46,7 +50,8 @@ TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
     metas.push_back(read_json_file(inputs.back() / "meta.json"));
     ASSERT_FALSE(metas.back().is_discarded()) << inputs.back();
     ASSERT_EQ(metas.back().at("bolt_fdata"), "no_lbr") << inputs.back();
-    ASSERT_TRUE(fs::exists(inputs.back() / "autofdo.prof")) << inputs.back() << " has no AutoFDO profile";
+    ASSERT_TRUE(fs::exists(inputs.back() / "autofdo.prof"))
+        << inputs.back() << " has no AutoFDO profile";
   }
 
   const fs::path merged_out = tmp / "merged";
@@ -72,7 +77,8 @@ TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
   for (const auto& input : inputs) profiles.push_back(input / "autofdo.prof");
   const std::string reference = llvm_profdata_merge(profiles, tmp / "reference.prof");
   ASSERT_FALSE(reference.empty());
-  const std::string normalized = llvm_profdata_merge({merged / "autofdo.prof"}, tmp / "ours.normalized.prof");
+  const std::string normalized =
+      llvm_profdata_merge({merged / "autofdo.prof"}, tmp / "ours.normalized.prof");
   EXPECT_EQ(normalized, reference) << profile_difference(normalized, reference);
   const std::string as_written = read_file(merged / "autofdo.prof");
   EXPECT_EQ(as_written, reference) << profile_difference(as_written, reference);
@@ -80,7 +86,8 @@ TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
   // samples.ip: per-address sums.
   std::map<uint64_t, uint64_t> expected_ips;
   for (const auto& input : inputs) {
-    for (const auto& [address, count] : read_ip_samples(input / "samples.ip")) expected_ips[address] += count;
+    for (const auto& [address, count] : read_ip_samples(input / "samples.ip"))
+      expected_ips[address] += count;
   }
   EXPECT_EQ(read_ip_samples(merged / "samples.ip"), expected_ips);
 
@@ -91,7 +98,8 @@ TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
   EXPECT_EQ(meta.at("samples").get<uint64_t>(), want.samples);
   EXPECT_EQ(meta.at("first_sample_ns").get<uint64_t>(), want.first_sample_ns);
   EXPECT_EQ(meta.at("last_sample_ns").get<uint64_t>(), want.last_sample_ns);
-  EXPECT_LT(want.first_sample_ns, metas.back().at("first_sample_ns").get<uint64_t>()) << "the runs did not follow each other";
+  EXPECT_LT(want.first_sample_ns, metas.back().at("first_sample_ns").get<uint64_t>())
+      << "the runs did not follow each other";
   EXPECT_EQ(meta.at("events").get<std::vector<std::string>>(), want.events);
   EXPECT_EQ(meta.at("build_id"), metas.front().at("build_id"));
   EXPECT_EQ(meta.at("path"), metas.front().at("path"));

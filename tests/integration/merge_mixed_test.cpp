@@ -19,21 +19,19 @@ using nlohmann::json;
 
 const std::string kName = "prog-0123456789abcdef0123456789abcdef01234567";
 
-void write_binary(const fs::path& host, const json& meta, const std::map<std::string, std::string>& files) {
+void write_binary(const fs::path& host, const json& meta,
+                  const std::map<std::string, std::string>& files) {
   fs::create_directories(host / kName);
   write_file(host / kName / "meta.json", meta.dump(2) + "\n");
   for (const auto& [name, text] : files) write_file(host / kName / name, text);
 }
 
-json meta_of(uint64_t samples, uint64_t first, uint64_t last, const std::string& event, bool branch) {
-  json meta = {{"path", "/usr/bin/prog"},
-               {"build_id", "0123456789abcdef0123456789abcdef01234567"},
-               {"samples", samples},
-               {"first_sample_ns", first},
-               {"last_sample_ns", last},
-               {"event", event},
-               {"events", {event}},
-               {"bolt_fdata", branch ? "branch" : "no_lbr"},
+json meta_of(uint64_t samples, uint64_t first, uint64_t last, const std::string& event,
+             bool branch) {
+  json meta = {{"path", "/usr/bin/prog"},  {"build_id", "0123456789abcdef0123456789abcdef01234567"},
+               {"samples", samples},       {"first_sample_ns", first},
+               {"last_sample_ns", last},   {"event", event},
+               {"events", {event}},        {"bolt_fdata", branch ? "branch" : "no_lbr"},
                {"formats", {"bolt.fdata"}}};
   if (branch) meta["branch_stacks"] = 4;
   return meta;
@@ -49,7 +47,8 @@ TEST(MergeMixedTest, NoLbrAndBranchHostsMakeABranchProfile) {
   const ProfcollectRun run = run_merge(tmp / "out", {tmp / "plain", tmp / "lbr"});
   ASSERT_EQ(run.run.exit_code, 0) << run.describe();
   const fs::path merged = tmp / "out" / kName;
-  EXPECT_EQ(sorted_lines(read_file(merged / "bolt.fdata")), std::vector<std::string>{"1 main 1a 1 work 0 1 4"});
+  EXPECT_EQ(sorted_lines(read_file(merged / "bolt.fdata")),
+            std::vector<std::string>{"1 main 1a 1 work 0 1 4"});
   const NoLbrFdata nolbr = parse_no_lbr_fdata(read_file(merged / "bolt.nolbr.fdata"));
   EXPECT_EQ(nolbr.header, "no_lbr cpu-clock: cycles:u:");
   const NamedSiteCounts want = {{{"main", 0x10}, 6}, {{"main", 0x14}, 4}, {{"work", 0}, 5}};

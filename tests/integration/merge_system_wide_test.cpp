@@ -29,7 +29,8 @@ TEST_F(MergeSystemWideTest, EveryBinaryOfEveryHostAddsUp) {
     // every host has at least two binaries (profcollect does not profile itself).
     BackgroundProcess spin = start_target(fixture("live_spin"), {"a", "0"});
     BackgroundProcess hot = start_target(fixture("hot"), {"100000000"});
-    const ProfcollectRun run = run_profcollect({"-q", "-a", "-e", "cpu-clock", "--duration", "1", "-o", hosts.back().string()});
+    const ProfcollectRun run = run_profcollect(
+        {"-q", "-a", "-e", "cpu-clock", "--duration", "1", "-o", hosts.back().string()});
     ASSERT_EQ(run.run.exit_code, 0) << run.describe();
   }
   std::map<std::string, std::vector<fs::path>> inputs;  // binary directory name -> its directories

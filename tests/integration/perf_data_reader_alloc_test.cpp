@@ -42,7 +42,12 @@ TEST(PerfDataReaderAllocationTest, NoAllocationPerRecordOnceWarm) {
       auto rec = sample(s, a);
       records.insert(records.end(), rec.begin(), rec.end());
       if (i % 50 == 0) {
-        auto m = mmap2(Mmap2{.pid = 7, .tid = 7, .start = 0x400000, .len = 0x1000, .build_id = {}, .file = "/bin/x"},
+        auto m = mmap2(Mmap2{.pid = 7,
+                             .tid = 7,
+                             .start = 0x400000,
+                             .len = 0x1000,
+                             .build_id = {},
+                             .file = "/bin/x"},
                        SampleId{.pid = 7, .tid = 7, .time = t, .id = 1}, a);
         records.insert(records.end(), m.begin(), m.end());
       }
@@ -107,7 +112,8 @@ TEST_F(LiveBranchAllocationTest, NoAllocationPerBranchStackOnceWarm) {
   }
   EXPECT_GT(stacks_counted, 100u);
   EXPECT_EQ(pipeline.profiled_slots().size(), 1u);
-  EXPECT_EQ(warm_allocations, 0u) << "allocations while counting " << stacks_counted << " warm stacks";
+  EXPECT_EQ(warm_allocations, 0u) << "allocations while counting " << stacks_counted
+                                  << " warm stacks";
 }
 
 }  // namespace

@@ -107,9 +107,9 @@ TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
     EXPECT_EQ("", count_difference(dump, ours));
   }
   std::cout << "[ records  ] " << name << ": perf script " << perf.samples.size() << " samples, "
-            << perf.mmaps.size() << " mmaps, " << perf.tasks.size()
-            << " comm/fork/exit; ours " << ours.canonical.samples.size() << "/"
-            << ours.canonical.mmaps.size() << "/" << ours.canonical.tasks.size()
+            << perf.mmaps.size() << " mmaps, " << perf.tasks.size() << " comm/fork/exit; ours "
+            << ours.canonical.samples.size() << "/" << ours.canonical.mmaps.size() << "/"
+            << ours.canonical.tasks.size()
             << (dump.has_stats ? "; type counts checked" : "; no perf stats")
             << (ours.error ? "; error: " + std::string(ours.error->what()) : "") << "\n";
 }

@@ -62,12 +62,16 @@ std::string sample_time(const std::string& sample) {
 // Where `ours` leaves perf's order, "" when it does not. Samples of one time (two CPUs sampled in
 // the same tick: a --threads recording has them in two files) may come either way: perf's own
 // order between them is that of its reader, not of the events.
-std::string order_difference(const std::vector<std::string>& perf, const std::vector<std::string>& ours) {
-  if (perf.size() != ours.size()) return "perf has " + std::to_string(perf.size()) + " samples, ours " + std::to_string(ours.size());
+std::string order_difference(const std::vector<std::string>& perf,
+                             const std::vector<std::string>& ours) {
+  if (perf.size() != ours.size())
+    return "perf has " + std::to_string(perf.size()) + " samples, ours " +
+           std::to_string(ours.size());
   for (size_t i = 0; i < perf.size();) {
     size_t j = i;
     while (j < perf.size() && sample_time(perf[j]) == sample_time(perf[i])) ++j;
-    std::vector<std::string> a(perf.begin() + i, perf.begin() + j), b(ours.begin() + i, ours.begin() + j);
+    std::vector<std::string> a(perf.begin() + i, perf.begin() + j),
+        b(ours.begin() + i, ours.begin() + j);
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     if (a != b) return "sample " + std::to_string(i) + ": perf " + perf[i] + ", ours " + ours[i];
@@ -93,7 +97,8 @@ size_t expect_same_as_perf(const OurRecords& ours, const std::string& judge) {
   EXPECT_EQ("", multiset_difference("samples", perf.samples, ours.canonical.samples));
   // Time order: nothing goes backwards, and samples come in perf's own order.
   EXPECT_EQ(ours.time_inversions, 0u);
-  EXPECT_EQ("", order_difference(perf.samples, ours.canonical.samples)) << "samples are not in perf's order";
+  EXPECT_EQ("", order_difference(perf.samples, ours.canonical.samples))
+      << "samples are not in perf's order";
   EXPECT_EQ("", multiset_difference("mmaps", perf.mmaps, ours.canonical.mmaps));
   EXPECT_EQ("", multiset_difference("tasks", perf.tasks, ours.canonical.tasks));
   EXPECT_TRUE(dump.has_stats);

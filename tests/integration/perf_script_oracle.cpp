@@ -41,10 +41,9 @@ std::string format(const char* fmt, auto... args) {
 
 // perf 6.1 branch_type_name() and the names of PERF_BR_EXTEND_ABI's new types.
 const char* branch_type(const BranchEntry& e) {
-  static const char* const kNames[] = {"",        "COND",     "UNCOND",    "IND",
-                                       "CALL",    "IND_CALL", "RET",       "SYSCALL",
-                                       "SYSRET",  "COND_CALL", "COND_RET", "ERET",
-                                       "IRQ",     "SERROR",   "NO_TX",     ""};
+  static const char* const kNames[] = {
+      "",       "COND",      "UNCOND",   "IND",  "CALL", "IND_CALL", "RET",   "SYSCALL",
+      "SYSRET", "COND_CALL", "COND_RET", "ERET", "IRQ",  "SERROR",   "NO_TX", ""};
   static const char* const kNewNames[] = {"FAULT_ALGN", "FAULT_DATA", "FAULT_INST", "ARCH_1",
                                           "ARCH_2",     "ARCH_3",     "ARCH_4",     "ARCH_5"};
   if (e.type() == 15) {
@@ -77,18 +76,17 @@ std::string render_mmap(const MmapRecord& m) {
   if (!m.is_mmap2)
     return perf_time(m.time) +
            format(" PERF_RECORD_MMAP %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 "]: %c %s",
-                  static_cast<int32_t>(m.pid), static_cast<int32_t>(m.tid), m.start, m.len,
-                  m.pgoff, m.executable ? 'x' : 'r', file.c_str());
-  const char prot[] = {(m.prot & 1) ? 'r' : '-', (m.prot & 2) ? 'w' : '-',
-                       (m.prot & 4) ? 'x' : '-', (m.flags & 1) ? 's' : 'p', '\0'};
-  std::string where = m.build_id.empty()
-                          ? format("%02x:%02x %" PRIu64 " %" PRIu64, m.maj, m.min, m.ino,
-                                   m.ino_generation)
-                          : "<" + m.build_id.to_hex() + ">";
-  return perf_time(m.time) +
-         format(" PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64 ") @ %#" PRIx64 " %s]: %s %s",
-                static_cast<int32_t>(m.pid), static_cast<int32_t>(m.tid), m.start, m.len, m.pgoff,
-                where.c_str(), prot, file.c_str());
+                  static_cast<int32_t>(m.pid), static_cast<int32_t>(m.tid), m.start, m.len, m.pgoff,
+                  m.executable ? 'x' : 'r', file.c_str());
+  const char prot[] = {(m.prot & 1) ? 'r' : '-', (m.prot & 2) ? 'w' : '-', (m.prot & 4) ? 'x' : '-',
+                       (m.flags & 1) ? 's' : 'p', '\0'};
+  std::string where = m.build_id.empty() ? format("%02x:%02x %" PRIu64 " %" PRIu64, m.maj, m.min,
+                                                  m.ino, m.ino_generation)
+                                         : "<" + m.build_id.to_hex() + ">";
+  return perf_time(m.time) + format(" PERF_RECORD_MMAP2 %d/%d: [%#" PRIx64 "(%#" PRIx64
+                                    ") @ %#" PRIx64 " %s]: %s %s",
+                                    static_cast<int32_t>(m.pid), static_cast<int32_t>(m.tid),
+                                    m.start, m.len, m.pgoff, where.c_str(), prot, file.c_str());
 }
 
 std::string render_comm(const CommRecord& c) {
@@ -107,20 +105,43 @@ std::string render_task(const TaskRecord& t) {
 }  // namespace
 
 std::string perf_record_type_name(uint32_t type) {
-  static const char* const kNames[] = {
-      "",           "MMAP",         "LOST",         "COMM",       "EXIT",
-      "THROTTLE",   "UNTHROTTLE",   "FORK",         "READ",       "SAMPLE",
-      "MMAP2",      "AUX",          "ITRACE_START", "LOST_SAMPLES", "SWITCH",
-      "SWITCH_CPU_WIDE", "NAMESPACES", "KSYMBOL",   "BPF_EVENT",  "CGROUP",
-      "TEXT_POKE",  "AUX_OUTPUT_HW_ID"};
+  static const char* const kNames[] = {"",
+                                       "MMAP",
+                                       "LOST",
+                                       "COMM",
+                                       "EXIT",
+                                       "THROTTLE",
+                                       "UNTHROTTLE",
+                                       "FORK",
+                                       "READ",
+                                       "SAMPLE",
+                                       "MMAP2",
+                                       "AUX",
+                                       "ITRACE_START",
+                                       "LOST_SAMPLES",
+                                       "SWITCH",
+                                       "SWITCH_CPU_WIDE",
+                                       "NAMESPACES",
+                                       "KSYMBOL",
+                                       "BPF_EVENT",
+                                       "CGROUP",
+                                       "TEXT_POKE",
+                                       "AUX_OUTPUT_HW_ID"};
   return type < std::size(kNames) ? kNames[type] : "TYPE_" + std::to_string(type);
 }
 
 std::vector<std::string> perf_script_command(const std::string& perf_data) {
-  return {"perf",           "script",          "--no-itrace",
-          "--show-lost-events", "--show-mmap-events", "--show-task-events",
-          "-G",             "-F", "event,pid,tid,time,ip,period,brstack",
-          "-i",             perf_data};
+  return {"perf",
+          "script",
+          "--no-itrace",
+          "--show-lost-events",
+          "--show-mmap-events",
+          "--show-task-events",
+          "-G",
+          "-F",
+          "event,pid,tid,time,ip,period,brstack",
+          "-i",
+          perf_data};
 }
 
 CanonicalRecords parse_perf_script(const std::string& text) {

@@ -36,8 +36,16 @@ fs::path binary_dir_in(const fs::path& out) {
 void expect_one_path(const fs::path& data, const fs::path& binary, const std::string& formats,
                      const std::vector<std::string>& files, const fs::path& dir) {
   const fs::path converted = dir / "convert", live = dir / "live";
-  const std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "-p", data.string(),
-                                         "--format", formats, "-o", converted.string(), binary.string()};
+  const std::vector<std::string> argv = {profcollect_exe().string(),
+                                         "convert",
+                                         "-q",
+                                         "-p",
+                                         data.string(),
+                                         "--format",
+                                         formats,
+                                         "-o",
+                                         converted.string(),
+                                         binary.string()};
   auto r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
 
@@ -72,7 +80,8 @@ struct IpCase {
   const char* binary;
 };
 
-class OnePathConvertFixtures : public ConvertFixtureTest, public ::testing::WithParamInterface<IpCase> {};
+class OnePathConvertFixtures : public ConvertFixtureTest,
+                               public ::testing::WithParamInterface<IpCase> {};
 
 TEST_P(OnePathConvertFixtures, IpSamplesGiveIdenticalProfilesBothWays) {
   TempDir dir;
@@ -80,27 +89,31 @@ TEST_P(OnePathConvertFixtures, IpSamplesGiveIdenticalProfilesBothWays) {
                   {"bolt.fdata", "autofdo.prof", "autofdo.unsym"}, dir.path());
 }
 
-INSTANTIATE_TEST_SUITE_P(Recordings, OnePathConvertFixtures,
-                         ::testing::Values(IpCase{"hot_clang.data", "hot_clang"}, IpCase{"hot_gcc.data", "hot_gcc"},
-                                           IpCase{"dup.data", "dup"}, IpCase{"lib.data", "libwork.so"},
-                                           IpCase{"two.data", "hot_gcc"}),
-                         [](const ::testing::TestParamInfo<IpCase>& info) {
-                           std::string name = std::string(info.param.data) + "_" + info.param.binary;
-                           for (char& c : name) {
-                             if (c == '.') c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Recordings, OnePathConvertFixtures,
+    ::testing::Values(IpCase{"hot_clang.data", "hot_clang"}, IpCase{"hot_gcc.data", "hot_gcc"},
+                      IpCase{"dup.data", "dup"}, IpCase{"lib.data", "libwork.so"},
+                      IpCase{"two.data", "hot_gcc"}),
+    [](const ::testing::TestParamInfo<IpCase>& info) {
+      std::string name = std::string(info.param.data) + "_" + info.param.binary;
+      for (char& c : name) {
+        if (c == '.') c = '_';
+      }
+      return name;
+    });
 
-class OnePathBranchFixtures : public BranchFixtureTest, public ::testing::WithParamInterface<BranchCase> {};
+class OnePathBranchFixtures : public BranchFixtureTest,
+                              public ::testing::WithParamInterface<BranchCase> {};
 
 TEST_P(OnePathBranchFixtures, BranchStacksGiveIdenticalProfilesBothWays) {
   TempDir dir;
-  expect_one_path(fixture(GetParam().data), fixture(GetParam().binary), "bolt,preagg,autofdo,unsymbolized",
+  expect_one_path(fixture(GetParam().data), fixture(GetParam().binary),
+                  "bolt,preagg,autofdo,unsymbolized",
                   {"bolt.fdata", "bolt.preagg", "autofdo.prof", "autofdo.unsym"}, dir.path());
 }
 
-INSTANTIATE_TEST_SUITE_P(Recordings, OnePathBranchFixtures, ::testing::ValuesIn(branch_cases()), branch_case_name);
+INSTANTIATE_TEST_SUITE_P(Recordings, OnePathBranchFixtures, ::testing::ValuesIn(branch_cases()),
+                         branch_case_name);
 
 }  // namespace
 }  // namespace profcollect::test

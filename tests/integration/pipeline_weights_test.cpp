@@ -52,13 +52,16 @@ Fed feed(const fs::path& data, const fs::path& binary, uint64_t weight) {
   EXPECT_EQ(slots.size(), 1u);
   if (slots.empty()) return out;
   const ImageProfile& profile = *pipeline.profile(slots.front());
-  const NoLbrFdata no_lbr = FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), target->symbols()), {"e"});
+  const NoLbrFdata no_lbr =
+      FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), target->symbols()), {"e"});
   const BranchSamples branches = profile.branch_samples();
   RenderRequest request;
   request.formats = profile_formats();
-  out.files = render_profiles(*target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr},
-                              request)
-                  .files;
+  out.files =
+      render_profiles(*target,
+                      ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr},
+                      request)
+          .files;
   return out;
 }
 

@@ -6,7 +6,9 @@
 
 namespace profcollect::test {
 
-std::filesystem::path recorded_perf_data_dir() { return source_dir() / "tests" / "data" / "perf-data"; }
+std::filesystem::path recorded_perf_data_dir() {
+  return source_dir() / "tests" / "data" / "perf-data";
+}
 
 const std::vector<RecordedPerfData>& recorded_perf_data() {
   // {name, branch_stack, damaged, perf_stops_early}; README.md says what each exercises.

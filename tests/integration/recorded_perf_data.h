@@ -10,9 +10,9 @@
 namespace profcollect::test {
 
 struct RecordedPerfData {
-  std::string name;           // file name in tests/data/perf-data
-  bool branch_stack = false;  // an attr samples PERF_SAMPLE_BRANCH_STACK
-  bool damaged = false;       // perf and we must stop at a damaged record
+  std::string name;               // file name in tests/data/perf-data
+  bool branch_stack = false;      // an attr samples PERF_SAMPLE_BRANCH_STACK
+  bool damaged = false;           // perf and we must stop at a damaged record
   bool perf_stops_early = false;  // perf 6.1 stops before the end of a sound file
 };
 

@@ -39,14 +39,16 @@ TEST(RecordedPerfData, BranchStackFlagIsWhatPerfEvlistSays) {
     // perf 6.1's evlist prints nothing for some pipe-mode files (their attrs come as records):
     // those are judged by perf script in the reader's comparison, where a branch stack shows.
     if (attrs.empty()) {
-      EXPECT_NE(f.name.find("piped"), std::string::npos) << "perf evlist -v printed no attr for " << f.name;
+      EXPECT_NE(f.name.find("piped"), std::string::npos)
+          << "perf evlist -v printed no attr for " << f.name;
       EXPECT_FALSE(f.branch_stack) << f.name;
       continue;
     }
     ++judged;
     bool branch = false;
     for (const std::string& line : attrs)
-      branch = branch || evlist_field(line, "sample_type").find("BRANCH_STACK") != std::string::npos;
+      branch =
+          branch || evlist_field(line, "sample_type").find("BRANCH_STACK") != std::string::npos;
     EXPECT_EQ(branch, f.branch_stack) << f.name;
   }
   EXPECT_GE(judged, 38u);

@@ -20,7 +20,8 @@ class CollectingLogger : public SessionLogger {
 
 }  // namespace
 
-ReplayResult replay_into(const std::filesystem::path& recording, const std::filesystem::path& output_dir,
+ReplayResult replay_into(const std::filesystem::path& recording,
+                         const std::filesystem::path& output_dir,
                          const std::vector<std::string>& binaries, bool unsymbolized) {
   ReplayResult result;
   CollectingLogger logger(result.warnings);
@@ -29,7 +30,8 @@ ReplayResult replay_into(const std::filesystem::path& recording, const std::file
   settings.output_dir = output_dir.string();
   settings.binaries = binaries;
   settings.unsymbolized = unsymbolized;
-  CollectionSession session(settings, logger, std::make_unique<ReplayEngine>(open_perf_data(recording.string())));
+  CollectionSession session(settings, logger,
+                            std::make_unique<ReplayEngine>(open_perf_data(recording.string())));
   session.start();
   session.drain();
   session.stop();

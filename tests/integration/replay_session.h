@@ -16,7 +16,8 @@ struct ReplayResult {
 };
 
 // Profiles `binaries` (every binary when empty) of the recording into output_dir.
-ReplayResult replay_into(const std::filesystem::path& recording, const std::filesystem::path& output_dir,
+ReplayResult replay_into(const std::filesystem::path& recording,
+                         const std::filesystem::path& output_dir,
                          const std::vector<std::string>& binaries, bool unsymbolized = false);
 
 }  // namespace profcollect::test

@@ -16,7 +16,8 @@ namespace {
 
 // perf script's sample lines, "IP (DSO)", counted by DSO; "[unknown]" is no file.
 std::map<std::string, uint64_t> perf_counts_by_dso(const std::filesystem::path& data) {
-  const std::vector<std::string> argv = {"perf", "script", "-G", "-F", "ip,dso", "-i", data.string()};
+  const std::vector<std::string> argv = {"perf",   "script", "-G",         "-F",
+                                         "ip,dso", "-i",     data.string()};
   const CommandResult run = run_command(argv);
   EXPECT_EQ(run.exit_code, 0) << run.describe(argv);
   std::map<std::string, uint64_t> counts;
@@ -31,7 +32,8 @@ std::map<std::string, uint64_t> perf_counts_by_dso(const std::filesystem::path& 
 
 bool is_module_or_jit(const std::string& dso) {
   return dso.ends_with(".ko") || dso.starts_with("/tmp/perf-") ||
-         (dso.starts_with("[") && dso != "[kernel.kallsyms]" && dso != "[vdso]" && dso != "[vsyscall]");
+         (dso.starts_with("[") && dso != "[kernel.kallsyms]" && dso != "[vdso]" &&
+          dso != "[vsyscall]");
 }
 
 class ReportKernelModules : public ::testing::TestWithParam<std::string> {};
@@ -45,7 +47,8 @@ TEST_P(ReportKernelModules, CountsPerFileEqualPerfScripts) {
   for (const auto& [dso, n] : expected) modules_or_jit |= is_module_or_jit(dso);
   ASSERT_TRUE(modules_or_jit) << GetParam() << " has no module or JIT samples by perf script";
 
-  const std::vector<std::string> argv = {profcollect_exe().string(), "report", "--json", data.string()};
+  const std::vector<std::string> argv = {profcollect_exe().string(), "report", "--json",
+                                         data.string()};
   const CommandResult run = run_command(argv);
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
   const nlohmann::json report = nlohmann::json::parse(run.out);
@@ -60,14 +63,14 @@ TEST_P(ReportKernelModules, CountsPerFileEqualPerfScripts) {
 
 // The files whose samples land in modules (file mode and pipe mode) or anonymous executable
 // memory, by `perf script -F ip,dso`.
-INSTANTIATE_TEST_SUITE_P(Recorded, ReportKernelModules,
-                         ::testing::Values("perf.data.busy.1-3.4", "perf.data.busy.1-3.8",
-                                           "perf.data.callgraph-3.8", "perf.data.callgraph_and_branch-3.4",
-                                           "perf.data.forkexit-3.8", "perf.data.piped.target-3.8",
-                                           "perf.data.raw-3.4", "perf.data.raw_callgraph_branch-3.4",
-                                           "perf.data.systemwide.1-3.8", "perf.data.systemwide.5-3.8",
-                                           "perf.data.throttle-3.8"),
-                         [](const auto& info) { return recorded_perf_data_test_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(
+    Recorded, ReportKernelModules,
+    ::testing::Values("perf.data.busy.1-3.4", "perf.data.busy.1-3.8", "perf.data.callgraph-3.8",
+                      "perf.data.callgraph_and_branch-3.4", "perf.data.forkexit-3.8",
+                      "perf.data.piped.target-3.8", "perf.data.raw-3.4",
+                      "perf.data.raw_callgraph_branch-3.4", "perf.data.systemwide.1-3.8",
+                      "perf.data.systemwide.5-3.8", "perf.data.throttle-3.8"),
+    [](const auto& info) { return recorded_perf_data_test_name(info.param); });
 
 }  // namespace
 }  // namespace profcollect::test

@@ -38,7 +38,8 @@ std::map<std::string, ino_t> inodes(const fs::path& dir) {
   std::map<std::string, ino_t> out;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
     struct stat st {};
-    if (e.is_regular_file() && ::stat(e.path().c_str(), &st) == 0) out[fs::relative(e.path(), dir)] = st.st_ino;
+    if (e.is_regular_file() && ::stat(e.path().c_str(), &st) == 0)
+      out[fs::relative(e.path(), dir)] = st.st_ino;
   }
   return out;
 }
@@ -54,9 +55,11 @@ class SessionFlushTest : public ConvertFixtureTest {
     return settings;
   }
   // A session replaying lib.data, started and drained: its profiles are in memory, unwritten.
-  std::unique_ptr<CollectionSession> replay_every_binary(const SessionSettings& settings, SessionLogger& logger) {
+  std::unique_ptr<CollectionSession> replay_every_binary(const SessionSettings& settings,
+                                                         SessionLogger& logger) {
     auto session = std::make_unique<CollectionSession>(
-        settings, logger, std::make_unique<ReplayEngine>(open_perf_data(fixture("lib.data").string())));
+        settings, logger,
+        std::make_unique<ReplayEngine>(open_perf_data(fixture("lib.data").string())));
     session->start();
     session->drain();
     return session;
@@ -70,8 +73,9 @@ TEST_F(SessionFlushTest, AFlushWithNothingNewRewritesNoBinaryButCollectionJson) 
   settings.target.kind = TargetKind::SystemWide;
   settings.output_dir = (dir_ / "out").string();
   settings.binaries = {fixture("hot_gcc").string()};
-  CollectionSession session(settings, logger,
-                            std::make_unique<ReplayEngine>(open_perf_data(fixture("hot_gcc.data").string())));
+  CollectionSession session(
+      settings, logger,
+      std::make_unique<ReplayEngine>(open_perf_data(fixture("hot_gcc.data").string())));
   session.start();
   session.drain();
   ASSERT_TRUE(session.flush());
@@ -187,14 +191,18 @@ TEST_F(SessionFlushTest, TheDrainThreadGoesOnCollectingWhileAFlushWrites) {
       const auto processors = live->process_threads();
       ASSERT_EQ(collectors.size(), 1u) << "collect() runs on the drain thread only";
       ASSERT_EQ(processors.size(), 1u);
-      EXPECT_EQ(processors.count(std::this_thread::get_id()), 1u) << "process() runs on the session's thread";
-      EXPECT_EQ(collectors.count(std::this_thread::get_id()), 0u) << "collect() never on the session's thread";
+      EXPECT_EQ(processors.count(std::this_thread::get_id()), 1u)
+          << "process() runs on the session's thread";
+      EXPECT_EQ(collectors.count(std::this_thread::get_id()), 0u)
+          << "collect() never on the session's thread";
     } else {
-      EXPECT_TRUE(live->collect_threads().count(std::this_thread::get_id())) << "without a thread, drain() collects";
+      EXPECT_TRUE(live->collect_threads().count(std::this_thread::get_id()))
+          << "without a thread, drain() collects";
     }
   }
   ASSERT_GE(binaries, 2u) << "the recording should give several binaries";
-  EXPECT_GE(flush_steps, static_cast<int>(binaries)) << "the flush says it progresses before each binary";
+  EXPECT_GE(flush_steps, static_cast<int>(binaries))
+      << "the flush says it progresses before each binary";
   EXPECT_EQ(written[0], written[1]) << "the drain thread changes nothing written";
 }
 
@@ -220,7 +228,8 @@ TEST_F(SessionFlushTest, AFlushPastItsDeadlineStopsBetweenBinariesAndSaysSo) {
   const size_t binaries = session.profiled_images();
   ASSERT_GE(binaries, 2u);
   // A deadline already past: no binary is written, each is pending, the summary is.
-  const FlushReport& cut = session.flush_until(std::chrono::steady_clock::now() - std::chrono::seconds(1));
+  const FlushReport& cut =
+      session.flush_until(std::chrono::steady_clock::now() - std::chrono::seconds(1));
   EXPECT_TRUE(cut.cut_short);
   EXPECT_EQ(cut.written, 0u);
   EXPECT_EQ(cut.pending, binaries);
@@ -256,7 +265,8 @@ TEST_F(SessionFlushTest, AnInterruptStopsAFlushPartWayThroughABinary) {
   EXPECT_TRUE(cut.ok) << "stopped, not failed";
   EXPECT_EQ(cut.written, 0u);
   EXPECT_EQ(cut.pending, binaries);
-  EXPECT_TRUE(profile_files(dir_ / "out").empty()) << "nothing of the binary whose rendering stopped";
+  EXPECT_TRUE(profile_files(dir_ / "out").empty())
+      << "nothing of the binary whose rendering stopped";
   session.set_flush_interrupt(nullptr);
   const FlushReport& whole = session.flush_until(std::nullopt);
   EXPECT_FALSE(whole.cut_short);
@@ -271,8 +281,10 @@ TEST_F(SessionFlushTest, AFinalFlushCutShortSaysSoAndNotWhereTheProfilesAre) {
   CollectionSession& session = *replayed;
   const size_t binaries = session.profiled_images();
   EXPECT_FALSE(session.stop(std::chrono::steady_clock::now() - std::chrono::seconds(1)));
-  EXPECT_TRUE(logger.said("error: final flush cut short after ")) << ::testing::PrintToString(logger.lines);
-  EXPECT_TRUE(logger.said("0 binaries written, " + std::to_string(binaries) + " keep their last flush"))
+  EXPECT_TRUE(logger.said("error: final flush cut short after "))
+      << ::testing::PrintToString(logger.lines);
+  EXPECT_TRUE(
+      logger.said("0 binaries written, " + std::to_string(binaries) + " keep their last flush"))
       << ::testing::PrintToString(logger.lines);
   EXPECT_FALSE(logger.said("profiles in")) << ::testing::PrintToString(logger.lines);
   EXPECT_TRUE(logger.said(" in " + std::to_string(binaries) + " profiled binaries, "))

@@ -29,14 +29,22 @@ class SpeConvert : public SpeFixtureTest {
  protected:
   void SetUp() override {
     SpeFixtureTest::SetUp();
-    for (const char* tool : {"perf", "llvm-profgen-19", "llvm-profdata-19", "llvm-bolt-19", "llvm-objdump-19"}) {
+    for (const char* tool :
+         {"perf", "llvm-profgen-19", "llvm-profdata-19", "llvm-bolt-19", "llvm-objdump-19"}) {
       if (!have_executable(tool)) GTEST_SKIP() << tool << " not found";
     }
   }
   CommandResult convert(const std::string& formats, const std::filesystem::path& out,
                         std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {profcollect_exe().string(), "convert", "-q", "-p", fixture("spe_loop.data").string(),
-                                     "--format", formats, "-o", out.string()};
+    std::vector<std::string> argv = {profcollect_exe().string(),
+                                     "convert",
+                                     "-q",
+                                     "-p",
+                                     fixture("spe_loop.data").string(),
+                                     "--format",
+                                     formats,
+                                     "-o",
+                                     out.string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back(fixture("spe_loop").string());
     CommandResult r = run_command(argv);
@@ -44,8 +52,8 @@ class SpeConvert : public SpeFixtureTest {
     return r;
   }
   static std::string perf_itrace(const std::string& fields, bool mmaps) {
-    std::vector<std::string> argv = {"perf", "script", "-i", fixture("spe_loop.data").string(), "--itrace=i1i",
-                                     "-F", fields};
+    std::vector<std::string> argv = {
+        "perf", "script", "-i", fixture("spe_loop.data").string(), "--itrace=i1i", "-F", fields};
     if (mmaps) argv.push_back("--show-mmap-events");
     const CommandResult r = run_command(argv);
     EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
@@ -69,14 +77,22 @@ TEST_F(SpeConvert, AutofdoMatchesLlvmProfgenOnPerfInstructionSamples) {
     }
   }
   write_file(tmp_ / "ip.perfscript", script);
-  const std::vector<std::string> profgen = {"llvm-profgen-19", "--perfscript=" + (tmp_ / "ip.perfscript").string(),
-                                            "--binary=" + fixture("spe_loop").string(), "--leading-ip-only",
-                                            "--format=text", "-o", (tmp_ / "ref.prof").string()};
+  const std::vector<std::string> profgen = {"llvm-profgen-19",
+                                            "--perfscript=" + (tmp_ / "ip.perfscript").string(),
+                                            "--binary=" + fixture("spe_loop").string(),
+                                            "--leading-ip-only",
+                                            "--format=text",
+                                            "-o",
+                                            (tmp_ / "ref.prof").string()};
   const CommandResult g = run_command(profgen);
   ASSERT_EQ(g.exit_code, 0) << g.describe(profgen);
   for (const char* name : {"ours", "ref"}) {
-    const std::vector<std::string> merge = {"llvm-profdata-19", "merge", "--sample", "--text",
-                                            (tmp_ / (std::string(name) + ".prof")).string(), "-o",
+    const std::vector<std::string> merge = {"llvm-profdata-19",
+                                            "merge",
+                                            "--sample",
+                                            "--text",
+                                            (tmp_ / (std::string(name) + ".prof")).string(),
+                                            "-o",
                                             (tmp_ / (std::string(name) + ".txt")).string()};
     const CommandResult m = run_command(merge);
     ASSERT_EQ(m.exit_code, 0) << m.describe(merge);
@@ -89,7 +105,8 @@ TEST_F(SpeConvert, AutofdoMatchesLlvmProfgenOnPerfInstructionSamples) {
 TEST_F(SpeConvert, PreaggBranchesAreTheTakenBranchRecords) {
   convert("preagg", tmp_ / "ours.preagg");
   // Returns, from the disassembly: BOLT 19 does not count a return as a branch.
-  const CommandResult objdump = run_command({"llvm-objdump-19", "-d", fixture("spe_loop").string()});
+  const CommandResult objdump =
+      run_command({"llvm-objdump-19", "-d", fixture("spe_loop").string()});
   ASSERT_EQ(objdump.exit_code, 0);
   std::set<uint64_t> returns;
   static const std::regex ret_line(R"(^\s*([0-9a-f]+):\s+[0-9a-f]{8}\s+ret\b.*)");
@@ -100,7 +117,8 @@ TEST_F(SpeConvert, PreaggBranchesAreTheTakenBranchRecords) {
   ASSERT_FALSE(returns.empty());
 
   // perf's dump: per record the PC, the operation, the target and the events.
-  std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> expected;  // edge -> count, mispreds
+  std::map<std::pair<uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>>
+      expected;  // edge -> count, mispreds
   for (const PerfDumpTakenBranch& t : perf_dump_taken_branches(fixture("spe_loop.data"))) {
     if (returns.count(t.pc)) continue;
     auto& e = expected[{t.pc, t.target}];
@@ -125,7 +143,8 @@ TEST_F(SpeConvert, NoLbrCountsEverySampleInTheBinaryOnce) {
   convert("bolt", tmp_ / "nolbr.fdata", {"--nl"});
   // The binary's executable mapping, from perf's MMAP2 line: [start(len) ...
   const std::string script = perf_itrace("ip", true);
-  static const std::regex mmap(R"(PERF_RECORD_MMAP2 .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) .*spe_loop$)");
+  static const std::regex mmap(
+      R"(PERF_RECORD_MMAP2 .*\[0x([0-9a-f]+)\(0x([0-9a-f]+)\) .*spe_loop$)");
   uint64_t start = 0, len = 0, in_binary = 0;
   for (const std::string& l : split_lines(script)) {
     std::smatch m;
@@ -166,8 +185,10 @@ TEST_F(SpeConvert, LlvmBoltReadsTheBranchFdata) {
                                          "-data=" + (tmp_ / "ours.fdata").string()};
   const CommandResult bolt = run_command(argv);
   ASSERT_EQ(bolt.exit_code, 0) << bolt.describe(argv);
-  EXPECT_NE((bolt.out + bolt.err).find("3 out of 3 functions in the binary (100.0%) have non-empty execution profile"),
-            std::string::npos)
+  EXPECT_NE(
+      (bolt.out + bolt.err)
+          .find("3 out of 3 functions in the binary (100.0%) have non-empty execution profile"),
+      std::string::npos)
       << bolt.out << bolt.err;
 }
 
@@ -181,10 +202,12 @@ TEST_F(SpeConvert, TheSummaryCountsPerfsRecordsAndTheAuxFlagsOfPerfsDump) {
   for (const std::string& l : split_lines(samples)) perf_records += !l.empty();
   const uint64_t perf_taken = perf_dump_taken_branches(fixture("spe_loop.data")).size();
 
-  const std::vector<std::string> dump_argv = {"perf", "report", "-D", "-i", fixture("spe_loop.data").string()};
+  const std::vector<std::string> dump_argv = {"perf", "report", "-D", "-i",
+                                              fixture("spe_loop.data").string()};
   const CommandResult dump = run_command(dump_argv);
   ASSERT_EQ(dump.exit_code, 0) << dump.describe(dump_argv);
-  static const std::regex fields(R"(PERF_RECORD_AUX offset: (0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+|0) )");
+  static const std::regex fields(
+      R"(PERF_RECORD_AUX offset: (0x[0-9a-f]+|0) size: (0x[0-9a-f]+|0) flags: (0x[0-9a-f]+|0) )");
   uint64_t records = 0, bytes = 0, partial = 0, collisions = 0, truncated = 0;
   for (const std::string& l : split_lines(dump.out)) {
     std::smatch m;
@@ -206,7 +229,8 @@ TEST_F(SpeConvert, TheSummaryCountsPerfsRecordsAndTheAuxFlagsOfPerfsDump) {
   const nlohmann::json j = nlohmann::json::parse(report.out, nullptr, false);
   ASSERT_TRUE(j.is_object() && j.contains("arm_spe")) << report.out;
   const nlohmann::json& a = j["arm_spe"];
-  EXPECT_EQ(a["records"].get<uint64_t>(), perf_records + a["records_without_pc"].get<uint64_t>()) << a;
+  EXPECT_EQ(a["records"].get<uint64_t>(), perf_records + a["records_without_pc"].get<uint64_t>())
+      << a;
   EXPECT_EQ(a["taken_branches"].get<uint64_t>(), perf_taken) << a;
   EXPECT_EQ(a["records_dropped"].get<uint64_t>(), 0u) << a;
   EXPECT_EQ(a["aux_records"].get<uint64_t>(), records) << a;
@@ -215,13 +239,19 @@ TEST_F(SpeConvert, TheSummaryCountsPerfsRecordsAndTheAuxFlagsOfPerfsDump) {
   EXPECT_EQ(a["aux_partial"].get<uint64_t>(), partial) << a;
   EXPECT_EQ(a["aux_collisions"].get<uint64_t>(), collisions) << a;
 
-  const std::vector<std::string> convert_argv = {profcollect_exe().string(), "convert", "-p",
-                                                 fixture("spe_loop.data").string(), "--format", "autofdo", "-o",
-                                                 (tmp_ / "out.afdo").string(), fixture("spe_loop").string()};
+  const std::vector<std::string> convert_argv = {profcollect_exe().string(),
+                                                 "convert",
+                                                 "-p",
+                                                 fixture("spe_loop.data").string(),
+                                                 "--format",
+                                                 "autofdo",
+                                                 "-o",
+                                                 (tmp_ / "out.afdo").string(),
+                                                 fixture("spe_loop").string()};
   const CommandResult converted = run_command(convert_argv);
   ASSERT_EQ(converted.exit_code, 0) << converted.describe(convert_argv);
-  EXPECT_NE(converted.err.find("Arm SPE: " + std::to_string(a["records"].get<uint64_t>()) + " records (" +
-                               std::to_string(perf_taken) + " taken branches)"),
+  EXPECT_NE(converted.err.find("Arm SPE: " + std::to_string(a["records"].get<uint64_t>()) +
+                               " records (" + std::to_string(perf_taken) + " taken branches)"),
             std::string::npos)
       << converted.err;
 }
@@ -231,8 +261,13 @@ TEST_F(SpeConvert, TheSummaryCountsPerfsRecordsAndTheAuxFlagsOfPerfsDump) {
 TEST_F(SpeConvert, BranchFdataIsPerf2boltsOfThePreaggregatedTakenBranches) {
   if (!have_executable(kPerf2Bolt)) GTEST_SKIP() << kPerf2Bolt << " not found";
   convert("bolt,preagg", tmp_ / "out");
-  const std::vector<std::string> argv = {kPerf2Bolt, "--pa", "-p", (tmp_ / "out/bolt.preagg").string(), "-o",
-                                         (tmp_ / "perf2bolt.fdata").string(), fixture("spe_loop").string()};
+  const std::vector<std::string> argv = {kPerf2Bolt,
+                                         "--pa",
+                                         "-p",
+                                         (tmp_ / "out/bolt.preagg").string(),
+                                         "-o",
+                                         (tmp_ / "perf2bolt.fdata").string(),
+                                         fixture("spe_loop").string()};
   const CommandResult run = run_command(argv);
   ASSERT_EQ(run.exit_code, 0) << run.describe(argv);
   std::vector<std::string> theirs = split_lines(read_file(tmp_ / "perf2bolt.fdata"));

@@ -71,7 +71,8 @@ Dump parse_dump(const std::string& text) {
       std::istringstream words(desc.substr(2));
       std::string w;
       while (words >> w) cur.events.insert(w);
-    } else if (first == "B" || first == "LD" || first == "ST" || first == "OTHER" || first == "SVE-OTHER") {
+    } else if (first == "B" || first == "LD" || first == "ST" || first == "OTHER" ||
+               first == "SVE-OTHER") {
       cur.operation = desc;
     } else if (first == "TS" || first == "END") {
       (first == "TS" ? d.timestamp_ends : d.end_ends)++;
@@ -86,9 +87,9 @@ Dump parse_dump(const std::string& text) {
 // The names perf gives the events packet's bits (the Arm ARM's event numbers).
 std::set<std::string> event_names(uint32_t bits) {
   static const std::map<int, std::string> names = {
-      {0, "EXCEPTION-GEN"}, {1, "RETIRED"},     {2, "L1D-ACCESS"},     {3, "L1D-REFILL"},
-      {4, "TLB-ACCESS"},    {5, "TLB-REFILL"},  {6, "NOT-TAKEN"},      {7, "MISPRED"},
-      {8, "LLC-ACCESS"},    {9, "LLC-REFILL"},  {10, "REMOTE-ACCESS"}, {11, "ALIGNMENT"},
+      {0, "EXCEPTION-GEN"},     {1, "RETIRED"},        {2, "L1D-ACCESS"},     {3, "L1D-REFILL"},
+      {4, "TLB-ACCESS"},        {5, "TLB-REFILL"},     {6, "NOT-TAKEN"},      {7, "MISPRED"},
+      {8, "LLC-ACCESS"},        {9, "LLC-REFILL"},     {10, "REMOTE-ACCESS"}, {11, "ALIGNMENT"},
       {17, "SVE-PARTIAL-PRED"}, {18, "SVE-EMPTY-PRED"}};
   std::set<std::string> out;
   for (const auto& [bit, name] : names) {
@@ -99,7 +100,8 @@ std::set<std::string> event_names(uint32_t bits) {
 
 std::vector<spe::Record> decode_aux(const std::filesystem::path& path) {
   const std::string bytes = read_file(path);
-  spe::SpePacketDecoder decoder(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  spe::SpePacketDecoder decoder(
+      std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
   std::vector<spe::Record> out;
   spe::Record r;
   while (decoder.next(r)) out.push_back(r);
@@ -108,28 +110,28 @@ std::vector<spe::Record> decode_aux(const std::filesystem::path& path) {
   return out;
 }
 
-std::string perf_version() {
-  return run_command({"perf", "version"}).out;
-}
+std::string perf_version() { return run_command({"perf", "version"}).out; }
 
 class SpeDecodeVsPerf : public SpeFixtureTest {};
 
 TEST_F(SpeDecodeVsPerf, RecordsMatchPerfReportDump) {
-  const std::vector<std::string> argv = {"perf", "report", "-D", "-i", fixture("spe_loop.data").string()};
+  const std::vector<std::string> argv = {"perf", "report", "-D", "-i",
+                                         fixture("spe_loop.data").string()};
   const CommandResult dump = run_command(argv);
   ASSERT_EQ(dump.exit_code, 0) << dump.describe(argv);
   const Dump perf = parse_dump(dump.out);
   std::printf("judge: %s", perf_version().c_str());
 
   // The fixture covers every packet kind, both header forms and both record ends.
-  for (const char* kind : {"PC", "TGT", "VA", "PA", "LAT", "EV", "B", "LD", "ST", "OTHER", "CONTEXT",
-                           "DATA-SOURCE", "TS", "END", "PAD"}) {
+  for (const char* kind : {"PC", "TGT", "VA", "PA", "LAT", "EV", "B", "LD", "ST", "OTHER",
+                           "CONTEXT", "DATA-SOURCE", "TS", "END", "PAD"}) {
     EXPECT_TRUE(perf.packet_kinds.count(kind)) << "perf printed no " << kind << " packet";
   }
   EXPECT_GT(perf.extended_headers, 100u);
   // EVENTS and DATA SOURCE with payloads of 1, 2, 4 and 8 bytes; CONTEXT of either register.
   for (unsigned header : {0x42u, 0x52u, 0x62u, 0x72u, 0x43u, 0x53u, 0x63u, 0x73u, 0x64u, 0x65u}) {
-    EXPECT_TRUE(perf.headers.count(header)) << "perf printed no packet with header " << std::hex << header;
+    EXPECT_TRUE(perf.headers.count(header))
+        << "perf printed no packet with header " << std::hex << header;
   }
   EXPECT_GT(perf.end_ends, 100u);
   EXPECT_GT(perf.timestamp_ends, 1000u);
@@ -155,7 +157,8 @@ TEST_F(SpeDecodeVsPerf, RecordsMatchPerfReportDump) {
         EXPECT_EQ(op_word, "B");
         EXPECT_EQ((o.operation_subclass & spe::kBranchConditional) != 0,
                   p.operation.find("COND") != std::string::npos);
-        EXPECT_EQ(spe::is_indirect_branch(o.operation_subclass), p.operation.find("IND") != std::string::npos);
+        EXPECT_EQ(spe::is_indirect_branch(o.operation_subclass),
+                  p.operation.find("IND") != std::string::npos);
         break;
       case spe::OperationClass::kLoadStore:
         EXPECT_TRUE(op_word == "LD" || op_word == "ST");
@@ -185,8 +188,9 @@ TEST_F(SpeDecodeVsPerf, RecordsMatchPerfReportDump) {
 
 // Our perf.data reader's samples of the file against perf's samples of the same file.
 TEST_F(SpeDecodeVsPerf, ReaderSamplesMatchPerfScriptInstructionSamples) {
-  const std::vector<std::string> argv = {"perf", "script", "-i", fixture("spe_loop.data").string(),
-                                         "--itrace=i1i", "-F", "pid,tid,ip"};
+  const std::vector<std::string> argv = {
+      "perf",         "script", "-i",        fixture("spe_loop.data").string(),
+      "--itrace=i1i", "-F",     "pid,tid,ip"};
   const CommandResult script = run_command(argv);
   ASSERT_EQ(script.exit_code, 0) << script.describe(argv);
   std::multiset<std::string> perf_samples;
@@ -205,7 +209,8 @@ TEST_F(SpeDecodeVsPerf, ReaderSamplesMatchPerfScriptInstructionSamples) {
     const auto* s = std::get_if<SampleRecord>(&rec);
     if (!s) continue;
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%u/%u %llx", s->pid, s->tid, static_cast<unsigned long long>(s->ip));
+    std::snprintf(buf, sizeof buf, "%u/%u %llx", s->pid, s->tid,
+                  static_cast<unsigned long long>(s->ip));
     our_samples.insert(buf);
     EXPECT_TRUE(s->has_branch_stack);
     EXPECT_LE(s->branches.size(), 1u);
@@ -218,7 +223,8 @@ TEST_F(SpeDecodeVsPerf, ReaderSamplesMatchPerfScriptInstructionSamples) {
   EXPECT_EQ(source->session().attrs.at(0).name, "arm_spe_0//");
 
   // Each taken branch record (perf's dump: a B operation without NOT-TAKEN) is one edge.
-  const CommandResult dump = run_command({"perf", "report", "-D", "-i", fixture("spe_loop.data").string()});
+  const CommandResult dump =
+      run_command({"perf", "report", "-D", "-i", fixture("spe_loop.data").string()});
   ASSERT_EQ(dump.exit_code, 0);
   const Dump perf = parse_dump(dump.out);
   std::multiset<std::pair<uint64_t, uint64_t>> perf_edges;
@@ -234,15 +240,16 @@ TEST_F(SpeDecodeVsPerf, ReaderSamplesMatchPerfScriptInstructionSamples) {
 }
 
 TEST_F(SpeDecodeVsPerf, MispredictedBranchesMatchPerfScriptBranchSamples) {
-  const std::vector<std::string> argv = {"perf", "script", "-i", fixture("spe_loop.data").string(),
-                                         "--itrace=b", "-F", "ip,addr"};
+  const std::vector<std::string> argv = {
+      "perf", "script", "-i", fixture("spe_loop.data").string(), "--itrace=b", "-F", "ip,addr"};
   const CommandResult script = run_command(argv);
   ASSERT_EQ(script.exit_code, 0) << script.describe(argv);
   std::multiset<std::pair<uint64_t, uint64_t>> perf_branches;  // (ip, addr)
   for (const std::string& l : split_lines(script.out)) {
     std::istringstream in(l);
     std::string addr, ip;  // perf script prints addr before ip
-    if (in >> addr >> ip) perf_branches.emplace(std::stoull(ip, nullptr, 16), std::stoull(addr, nullptr, 16));
+    if (in >> addr >> ip)
+      perf_branches.emplace(std::stoull(ip, nullptr, 16), std::stoull(addr, nullptr, 16));
   }
   std::multiset<std::pair<uint64_t, uint64_t>> ours;
   for (const spe::Record& r : decode_aux(fixture("spe_loop.aux"))) {

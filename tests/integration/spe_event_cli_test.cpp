@@ -21,8 +21,8 @@ bool machine_has_spe() {
 TEST(SpeEventCli, SpeOnAMachineWithoutItSaysSo) {
   if (machine_has_spe()) GTEST_SKIP() << "this machine has an SPE PMU";
   TempDir tmp;
-  const std::vector<std::string> argv = {profcollect_exe().string(), "-e", "spe", "-o", (tmp / "out").string(),
-                                         "--", "true"};
+  const std::vector<std::string> argv = {profcollect_exe().string(), "-e", "spe", "-o",
+                                         (tmp / "out").string(),     "--", "true"};
   const CommandResult r = run_command(argv);
   EXPECT_EQ(r.exit_code, 2) << r.describe(argv);
   EXPECT_NE(r.err.find("-e spe: this machine has no Arm SPE PMU"), std::string::npos) << r.err;
@@ -32,8 +32,8 @@ TEST(SpeEventCli, SpeOnAMachineWithoutItSaysSo) {
 TEST(SpeEventCli, AutoNeverPicksSpeHere) {
   if (machine_has_spe()) GTEST_SKIP() << "this machine has an SPE PMU";
   TempDir tmp;
-  const std::vector<std::string> argv = {profcollect_exe().string(), "-e", "auto", "-o", (tmp / "out").string(),
-                                         "--", "true"};
+  const std::vector<std::string> argv = {profcollect_exe().string(), "-e", "auto", "-o",
+                                         (tmp / "out").string(),     "--", "true"};
   const CommandResult r = run_command(argv);
   ASSERT_EQ(r.exit_code, 0) << r.describe(argv);
   const std::string text = read_file(tmp / "out" / "collection.json");
@@ -42,7 +42,8 @@ TEST(SpeEventCli, AutoNeverPicksSpeHere) {
   EXPECT_FALSE(collection.contains("arm_spe")) << text;
   EXPECT_EQ(collection.value("event", "").find("arm_spe"), std::string::npos) << text;
   // The run's line stays short; what auto looked at is kept in collection.json.
-  EXPECT_NE(collection.value("branch_hardware_probed", "").find("no Arm SPE PMU"), std::string::npos)
+  EXPECT_NE(collection.value("branch_hardware_probed", "").find("no Arm SPE PMU"),
+            std::string::npos)
       << "auto says what it looked at: " << text;
   EXPECT_NE(r.err.find("no branch-stack hardware"), std::string::npos) << r.err;
 }

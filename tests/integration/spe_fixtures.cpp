@@ -10,12 +10,13 @@ namespace profcollect::test {
 namespace {
 
 FixtureSet& spe_set() {
-  static FixtureSet set({.name = "spe",
-                         .script = "make_spe_fixtures.sh",
-                         .arguments = {PROFCOLLECT_SPE_FIXTURE_WRITER},
-                         .source_folder = "src",
-                         .is_source = [](std::string_view file) { return file.starts_with("spe_"); },
-                         .other_inputs = {PROFCOLLECT_SPE_FIXTURE_WRITER}});
+  static FixtureSet set(
+      {.name = "spe",
+       .script = "make_spe_fixtures.sh",
+       .arguments = {PROFCOLLECT_SPE_FIXTURE_WRITER},
+       .source_folder = "src",
+       .is_source = [](std::string_view file) { return file.starts_with("spe_"); },
+       .other_inputs = {PROFCOLLECT_SPE_FIXTURE_WRITER}});
   return set;
 }
 [[maybe_unused]] const bool spe_set_registered = register_fixture_set(&spe_set);

@@ -57,10 +57,11 @@ struct PerfView {
 
 PerfView perf_view(const std::string& data) {
   PerfView v;
-  const CommandResult script =
-      run_command({"perf", "script", "-i", data, "--itrace=i1i", "-F", "pid,tid,ip", "--show-mmap-events"});
+  const CommandResult script = run_command(
+      {"perf", "script", "-i", data, "--itrace=i1i", "-F", "pid,tid,ip", "--show-mmap-events"});
   EXPECT_EQ(script.exit_code, 0) << script.err;
-  static const std::regex mmap(R"(PERF_RECORD_MMAP2 (\d+)/(\d+): \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ 0 .*spe_loop$)");
+  static const std::regex mmap(
+      R"(PERF_RECORD_MMAP2 (\d+)/(\d+): \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) @ 0 .*spe_loop$)");
   static const std::regex sample(R"(^\s*(\d+)/(\d+)\s+([0-9a-f]+)\s*$)");
   for (const std::string& l : split_lines(script.out)) {
     std::smatch m;
@@ -129,15 +130,19 @@ TEST_F(SpeLivePipeline, ProfileOfTheLivePathIsPerfsDecodeOfTheSameBytes) {
   pc->time_mult = 1;  // perf time = SPE timestamp
   RingBuffer rb = data.reader();
   AuxBuffer aux_buffer = area.reader();
-  LiveRecordSource source({{split.sampling, {kSpeId}, s.name}, {split.dummy, {kDummyId}, "dummy:u"}},
-                          {&rb});
+  LiveRecordSource source(
+      {{split.sampling, {kSpeId}, s.name}, {split.dummy, {kDummyId}, "dummy:u"}}, {&rb});
   source.read_spe(kSpeType, {{&aux_buffer, 0}});
 
   auto side = [&](uint64_t id, uint64_t time) {
     return pb::SampleId{.pid = want.pid, .tid = want.tid, .cpu = 0, .time = time, .id = id};
   };
   ASSERT_TRUE(data.write(pb::comm(want.pid, want.tid, "spe_loop", true, side(kDummyId, 0), battr)));
-  pb::Mmap2 m{.pid = want.pid, .tid = want.tid, .start = want.start, .len = want.len, .pgoff = 0,
+  pb::Mmap2 m{.pid = want.pid,
+              .tid = want.tid,
+              .start = want.start,
+              .len = want.len,
+              .pgoff = 0,
               .file = fixture("spe_loop").string()};
   ASSERT_TRUE(data.write(pb::mmap2(m, side(kDummyId, 0), battr)));
 
@@ -159,7 +164,8 @@ TEST_F(SpeLivePipeline, ProfileOfTheLivePathIsPerfsDecodeOfTheSameBytes) {
     pb::Bytes b;
     b.u64(offset).u64(piece.size()).u64(0);
     // Written on the SPE event's interrupt: its id; its time after the records it announces.
-    ASSERT_TRUE(data.write(pb::record(PERF_RECORD_AUX, 0, pb::trailer(b, side(kSpeId, time++), battr))));
+    ASSERT_TRUE(
+        data.write(pb::record(PERF_RECORD_AUX, 0, pb::trailer(b, side(kSpeId, time++), battr))));
     source.drain();
     EXPECT_EQ(area.tail(), offset + piece.size());
     consume_ready();

@@ -338,8 +338,7 @@ TEST_F(SymbolTableVsJudges, SameNamedStaticsWithDataObjectBelowText) {
 
 TEST_F(SymbolTableVsJudges, WhichLocalSymbolsCount) {
   const Binary b = load_binary(path("kinds_lld"), {});
-  const FdataCounts judge =
-      check_against_perf2bolt(b, path("kinds_lld"), "kinds_lld", "kinds_lld");
+  const FdataCounts judge = check_against_perf2bolt(b, path("kinds_lld"), "kinds_lld", "kinds_lld");
   check_against_perf_script(b, path("kinds_lld"), "kinds_lld");
   // TLS variable `hot` (value 8) and label `hot` in .rodata count, FILE symbol `hot` does not.
   EXPECT_TRUE(names_in(judge).count("hot/3")) << describe(judge);
@@ -385,8 +384,8 @@ TEST_F(SymbolTableVsJudges, StrippedBinaryWithDebugFileByBuildId) {
   const std::string hex = b.elf->build_id().to_hex();
   ASSERT_FALSE(hex.empty());
   EXPECT_EQ(fs::canonical(b.symbols.source_path()),
-            fs::canonical(path("debugroot/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) +
-                               ".debug")));
+            fs::canonical(
+                path("debugroot/.build-id/" + hex.substr(0, 2) + "/" + hex.substr(2) + ".debug")));
   // perf2bolt refuses stripped binaries: its judgement of the unstripped twin (same layout,
   // same build-id) is the reference.
   check_against_perf2bolt(b, path("strip_bid"), "strip_bid", "strip_bid");
@@ -446,8 +445,8 @@ TEST_F(SymbolTableVsJudges, ElfBinaryAndFdesAgreeWithReadelf) {
   static const std::regex load_re(
       R"(^\s*LOAD\s+0x([0-9a-f]+) 0x([0-9a-f]+) 0x[0-9a-f]+ 0x([0-9a-f]+) 0x([0-9a-f]+) (.{3}) 0x([0-9a-f]+)$)");
   static const std::regex fde_re(R"(FDE cie=[0-9a-f]+ pc=([0-9a-f]+)\.\.([0-9a-f]+))");
-  for (const char* name : {"dup_gcc", "dup_lld", "kinds_lld", "zoo_gcc", "plt_ibt", "libhot.so", "strip_bid",
-                           "strip_link", "lld_packed", "lld_64k", "full/strip_bid"}) {
+  for (const char* name : {"dup_gcc", "dup_lld", "kinds_lld", "zoo_gcc", "plt_ibt", "libhot.so",
+                           "strip_bid", "strip_link", "lld_packed", "lld_64k", "full/strip_bid"}) {
     SCOPED_TRACE(name);
     auto elf = ElfBinary::open(path(name));
     std::smatch m;
@@ -462,23 +461,21 @@ TEST_F(SymbolTableVsJudges, ElfBinaryAndFdesAgreeWithReadelf) {
     while (std::getline(lines, line)) {
       if (!std::regex_match(line, m, load_re)) continue;
       const std::string flags = m[5];
-      const uint32_t f = (flags[0] == 'R' ? 4u : 0u) | (flags[1] == 'W' ? 2u : 0u) |
-                         (flags[2] == 'E' ? 1u : 0u);
+      const uint32_t f =
+          (flags[0] == 'R' ? 4u : 0u) | (flags[1] == 'W' ? 2u : 0u) | (flags[2] == 'E' ? 1u : 0u);
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%llx %llx %llx %llx %u %llx",
-                    std::stoull(m[1], nullptr, 16), std::stoull(m[2], nullptr, 16),
-                    std::stoull(m[3], nullptr, 16), std::stoull(m[4], nullptr, 16), f,
-                    std::stoull(m[6], nullptr, 16));
+      std::snprintf(buf, sizeof buf, "%llx %llx %llx %llx %u %llx", std::stoull(m[1], nullptr, 16),
+                    std::stoull(m[2], nullptr, 16), std::stoull(m[3], nullptr, 16),
+                    std::stoull(m[4], nullptr, 16), f, std::stoull(m[6], nullptr, 16));
       theirs.push_back(buf);
     }
     for (const LoadSegment& seg : elf->load_segments()) {
       char buf[160];
-      std::snprintf(buf, sizeof buf, "%llx %llx %llx %llx %u %llx",
-                    static_cast<unsigned long long>(seg.offset),
-                    static_cast<unsigned long long>(seg.vaddr),
-                    static_cast<unsigned long long>(seg.filesz),
-                    static_cast<unsigned long long>(seg.memsz), seg.flags,
-                    static_cast<unsigned long long>(seg.align));
+      std::snprintf(
+          buf, sizeof buf, "%llx %llx %llx %llx %u %llx",
+          static_cast<unsigned long long>(seg.offset), static_cast<unsigned long long>(seg.vaddr),
+          static_cast<unsigned long long>(seg.filesz), static_cast<unsigned long long>(seg.memsz),
+          seg.flags, static_cast<unsigned long long>(seg.align));
       ours.push_back(buf);
     }
     EXPECT_EQ(ours, theirs);

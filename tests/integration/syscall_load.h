@@ -15,10 +15,12 @@
 namespace profcollect::test {
 
 // Builds the load program into `dir`; empty with the compiler's output in `error` on failure.
-inline std::filesystem::path build_syscall_load(const std::filesystem::path& dir, std::string& error) {
+inline std::filesystem::path build_syscall_load(const std::filesystem::path& dir,
+                                                std::string& error) {
   const std::filesystem::path load = dir / "syscall_load";
-  const std::vector<std::string> cc = {"gcc", "-O2", "-o", load.string(),
-                                       (source_dir() / "tests/fixtures/kernel_src/syscall_load.c").string()};
+  const std::vector<std::string> cc = {
+      "gcc", "-O2", "-o", load.string(),
+      (source_dir() / "tests/fixtures/kernel_src/syscall_load.c").string()};
   const CommandResult r = run_command(cc);
   if (r.exit_code != 0) {
     error = r.describe(cc);

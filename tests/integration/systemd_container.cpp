@@ -161,10 +161,10 @@ std::vector<std::string> missing_packages(const fs::path& root,
 
 // Words by which debootstrap and apt say the mirror could not be reached.
 bool mirror_unreachable(const std::string& log) {
-  for (const char* sign : {"Failed getting release file", "Failed getting release signature file",
-                           "Temporary failure resolving", "Could not resolve",
-                           "Network is unreachable", "Connection timed out",
-                           "Connection refused", "Unable to connect to"})
+  for (const char* sign :
+       {"Failed getting release file", "Failed getting release signature file",
+        "Temporary failure resolving", "Could not resolve", "Network is unreachable",
+        "Connection timed out", "Connection refused", "Unable to connect to"})
     if (log.find(sign) != std::string::npos) return true;
   return false;
 }
@@ -194,7 +194,8 @@ ContainerTree make_tree() {
   }
   const std::optional<std::string> mirror = apt_mirror();
   if (!mirror) {
-    tree.message = "no bookworm mirror in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list";
+    tree.message =
+        "no bookworm mirror in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list";
     return tree;
   }
 
@@ -216,8 +217,9 @@ ContainerTree make_tree() {
     fs::remove_all(tree.root);
     std::string include;
     for (const std::string& package : packages) include += (include.empty() ? "" : ",") + package;
-    const std::vector<std::string> argv = {"debootstrap", "--variant=minbase", "--include=" + include,
-                                           kSuite, partial.string(), *mirror};
+    const std::vector<std::string> argv = {"debootstrap",          "--variant=minbase",
+                                           "--include=" + include, kSuite,
+                                           partial.string(),       *mirror};
     const CommandResult run = run_command(argv, {.cwd = {}, .timeout = kDebootstrapTimeout});
     if (run.exit_code != 0) {
       tree.state = mirror_unreachable(run.out + run.err) ? ContainerTreeState::unavailable
@@ -311,7 +313,8 @@ void require_bookworm_tree() {
   const ContainerTree& tree = bookworm_tree();
   if (tree.state == ContainerTreeState::unavailable)
     GTEST_SKIP() << "no Debian 12 container here: " << tree.message;
-  ASSERT_EQ(tree.state, ContainerTreeState::ready) << "making the Debian 12 tree failed: " << tree.message;
+  ASSERT_EQ(tree.state, ContainerTreeState::ready)
+      << "making the Debian 12 tree failed: " << tree.message;
 }
 
 SystemdContainer::SystemdContainer(const fs::path& tree, seconds boot_timeout) {
@@ -320,22 +323,34 @@ SystemdContainer::SystemdContainer(const fs::path& tree, seconds boot_timeout) {
   const std::string machine = "profcollect-test-" + std::to_string(::getpid()) + "-" +
                               std::to_string(Clock::now().time_since_epoch().count() % 100000);
   // Without every capability and these system calls, perf_event_open fails with EPERM inside.
-  const std::vector<std::string> argv = {
-      "systemd-nspawn", "-q", "-D", tree.string(), "--volatile=overlay", "--boot",
-      "--console=pipe", "--register=no", "--keep-unit", "--capability=all",
-      "--system-call-filter=perf_event_open bpf @privileged", "-M", machine};
+  const std::vector<std::string> argv = {"systemd-nspawn",
+                                         "-q",
+                                         "-D",
+                                         tree.string(),
+                                         "--volatile=overlay",
+                                         "--boot",
+                                         "--console=pipe",
+                                         "--register=no",
+                                         "--keep-unit",
+                                         "--capability=all",
+                                         "--system-call-filter=perf_event_open bpf @privileged",
+                                         "-M",
+                                         machine};
   const fs::path console = log_dir_ / "console.log";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, console.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 1, console.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  const int spawned = ::posix_spawnp(&nspawn_, argv[0].c_str(), &actions, nullptr, args.data(), environ);
+  const int spawned =
+      ::posix_spawnp(&nspawn_, argv[0].c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw std::runtime_error("cannot start systemd-nspawn: " + std::string(strerror(spawned)));
+  if (spawned != 0)
+    throw std::runtime_error("cannot start systemd-nspawn: " + std::string(strerror(spawned)));
 
   auto fail = [&](const std::string& why) {
     const std::string message = why + "\n" + diagnostics();
@@ -397,8 +412,9 @@ CommandResult SystemdContainer::run(const std::vector<std::string>& argv, second
 }
 
 void SystemdContainer::install_build(const fs::path& build_dir) const {
-  const std::vector<std::string> install = {
-      "env", "DESTDIR=" + root().string(), "cmake", "--install", build_dir.string(), "--prefix", "/usr"};
+  const std::vector<std::string> install = {"env",       "DESTDIR=" + root().string(), "cmake",
+                                            "--install", build_dir.string(),           "--prefix",
+                                            "/usr"};
   const CommandResult installed = run_command(install);
   if (installed.exit_code != 0) throw std::runtime_error(installed.describe(install));
   for (const std::vector<std::string>& step :
@@ -409,7 +425,8 @@ void SystemdContainer::install_build(const fs::path& build_dir) const {
 }
 
 std::string SystemdContainer::diagnostics() const {
-  std::string text = "--- container console (systemd-nspawn) ---\n" + tail(read_file(log_dir_ / "console.log"));
+  std::string text =
+      "--- container console (systemd-nspawn) ---\n" + tail(read_file(log_dir_ / "console.log"));
   if (leader_ > 0) {
     const CommandResult journal = run({"journalctl", "-b", "--no-pager", "-n", "150"}, seconds(30));
     text += "\n--- journal of the container ---\n" + tail(journal.out + journal.err, 12000);

@@ -57,7 +57,8 @@ std::vector<std::string> sandbox_directives(const std::string& unit) {
 std::vector<std::string> without_capability(std::vector<std::string> directives,
                                             const std::string& capability) {
   for (std::string& d : directives) {
-    if (!d.starts_with("CapabilityBoundingSet=") && !d.starts_with("AmbientCapabilities=")) continue;
+    if (!d.starts_with("CapabilityBoundingSet=") && !d.starts_with("AmbientCapabilities="))
+      continue;
     const size_t equals = d.find('=');
     std::istringstream values(d.substr(equals + 1));
     std::string kept, value;
@@ -124,7 +125,8 @@ class SystemdSandboxTest : public ::testing::Test {
     }
     if (!exe.out.starts_with(kWorkload))
       throw std::runtime_error("the workload did not start: " + exe.describe(exe_of_spin));
-    const std::vector<std::string> main_pid = {"systemctl", "show", "-p", "MainPID", "--value", "spin"};
+    const std::vector<std::string> main_pid = {"systemctl", "show",    "-p",
+                                               "MainPID",   "--value", "spin"};
     const CommandResult pid = container_->run(main_pid);
     check(pid, main_pid);
     workload_pid_ = pid.out.substr(0, pid.out.find('\n'));
@@ -132,7 +134,8 @@ class SystemdSandboxTest : public ::testing::Test {
     check(container_->run(remove), remove);
     const CommandResult deleted = container_->run(exe_of_spin);
     if (deleted.out.find("(deleted)") == std::string::npos)
-      throw std::runtime_error("the workload's binary is not deleted: " + deleted.describe(exe_of_spin));
+      throw std::runtime_error("the workload's binary is not deleted: " +
+                               deleted.describe(exe_of_spin));
   }
 
   static void check(const CommandResult& result, const std::vector<std::string>& argv) {
@@ -150,8 +153,9 @@ class SystemdSandboxTest : public ::testing::Test {
     // A sanitized build's leak check stops the world with ptrace, which the unit's filter denies
     // (as it should): it is left to the tests on the host. Any other report still fails the run.
     if (PROFCOLLECT_SANITIZED)
-      argv.insert(argv.end(), {"-p", "Environment=ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 "
-                                     "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"});
+      argv.insert(argv.end(), {"-p",
+                               "Environment=ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 "
+                               "UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1"});
     if (kernel) {
       argv.insert(argv.end(), {"/usr/bin/profcollect", "kernel", "--duration", duration, "-o",
                                std::string(kOutputRoot) + "/" + name});
@@ -205,7 +209,7 @@ TEST_F(SystemdSandboxTest, UnitSandboxCollectsAnotherUsersDeletedBinary) {
   ASSERT_FALSE(directives.empty());
   const CommandResult run = collect(directives, "sandboxed");
   ASSERT_EQ(run.exit_code, 0) << run.describe({"systemd-run", "profcollect -a"}) << "\n"
-                               << container_->diagnostics();
+                              << container_->diagnostics();
 
   const nlohmann::json collection = read_json(output("sandboxed") / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << "no collection.json; profcollect said:\n" << run.err;
@@ -213,7 +217,8 @@ TEST_F(SystemdSandboxTest, UnitSandboxCollectsAnotherUsersDeletedBinary) {
 
   // The deleted copy of dash is profiled under dash's build-id, as readelf reads it.
   const fs::path profile = workload_profile("sandboxed");
-  ASSERT_TRUE(fs::is_directory(profile)) << profile << " is missing; profcollect said:\n" << run.err;
+  ASSERT_TRUE(fs::is_directory(profile)) << profile << " is missing; profcollect said:\n"
+                                         << run.err;
   const nlohmann::json meta = read_json(profile / "meta.json");
   ASSERT_FALSE(meta.is_discarded());
   EXPECT_GT(meta.value("samples", 0), 0) << meta.dump(1);
@@ -222,8 +227,9 @@ TEST_F(SystemdSandboxTest, UnitSandboxCollectsAnotherUsersDeletedBinary) {
   // What the service writes belongs to its user and is readable by no one else.
   const CommandResult uid = container_->run({"id", "-u", "profcollect"});
   ASSERT_EQ(uid.exit_code, 0) << uid.err;
-  for (const fs::path& file : {profile / "meta.json", profile / "bolt.fdata", output("sandboxed") / "collection.json"}) {
-    struct stat st{};
+  for (const fs::path& file :
+       {profile / "meta.json", profile / "bolt.fdata", output("sandboxed") / "collection.json"}) {
+    struct stat st {};
     ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
     EXPECT_EQ(std::to_string(st.st_uid) + "\n", uid.out) << file;
     EXPECT_EQ(st.st_mode & 077, 0u) << file << " mode " << std::oct << (st.st_mode & 07777);
@@ -231,8 +237,8 @@ TEST_F(SystemdSandboxTest, UnitSandboxCollectsAnotherUsersDeletedBinary) {
 }
 
 TEST_F(SystemdSandboxTest, InstalledUnitLoadsAndRatesAtMostTwoUnderTheRunningManager) {
-  const std::vector<std::string> load_state = {"systemctl", "show", "-p", "LoadState", "--value",
-                                               "profcollect.service"};
+  const std::vector<std::string> load_state = {"systemctl", "show",    "-p",
+                                               "LoadState", "--value", "profcollect.service"};
   const CommandResult loaded = container_->run(load_state);
   EXPECT_EQ(loaded.out, "loaded\n") << loaded.describe(load_state) << container_->diagnostics();
 
@@ -267,7 +273,8 @@ TEST_F(SystemdSandboxTest, EachCapabilityOfTheUnitIsNeeded) {
     if (capability == "CAP_SYSLOG") {
       // Only kernel profiles need it: the kernel shows its addresses to CAP_SYSLOG alone (at
       // perf_event_paranoid 2, this machine's and the kernel's default).
-      const CommandResult run = collect(without_capability(directives, capability), name, "1", true);
+      const CommandResult run =
+          collect(without_capability(directives, capability), name, "1", true);
       EXPECT_NE(run.exit_code, 0) << "a kernel profile without CAP_SYSLOG:\n" << run.err;
       EXPECT_NE(run.err.find(capability), std::string::npos) << capability << ":\n" << run.err;
       continue;
@@ -282,10 +289,12 @@ TEST_F(SystemdSandboxTest, EachCapabilityOfTheUnitIsNeeded) {
       continue;
     }
     EXPECT_FALSE(fs::exists(workload_profile(name)))
-        << "the workload was profiled without " << capability << "; profcollect said:\n" << run.err;
+        << "the workload was profiled without " << capability << "; profcollect said:\n"
+        << run.err;
     // A workload that did not run would leave no profile with any capability set.
     EXPECT_GE(cpu_after - cpu_before, kMinWorkloadTicks)
-        << "inconclusive without " << capability << ": the workload hardly ran during the collection";
+        << "inconclusive without " << capability
+        << ": the workload hardly ran during the collection";
   }
   EXPECT_GE(tried, 1);
 }
@@ -293,7 +302,7 @@ TEST_F(SystemdSandboxTest, EachCapabilityOfTheUnitIsNeeded) {
 TEST_F(SystemdSandboxTest, AKernelProfileWorksUnderTheUnitsSandbox) {
   const CommandResult run = collect(unit_directives(), "kernel", "1", true);
   ASSERT_EQ(run.exit_code, 0) << run.describe({"systemd-run", "profcollect kernel"}) << "\n"
-                               << container_->diagnostics();
+                              << container_->diagnostics();
   // No vmlinux in the container: the unsymbolized profile and the functions from kallsyms.
   bool found = false;
   for (const auto& e : fs::directory_iterator(output("kernel"))) {
@@ -311,8 +320,9 @@ TEST_F(SystemdSandboxTest, AKernelProfileWorksUnderTheUnitsSandbox) {
 TEST_F(SystemdSandboxTest, TheBpfEngineFallsBackUnderTheUnitAndRunsWithItsDropIn) {
   const std::vector<std::string> unit = unit_directives();
   const CommandResult fallback = collect(unit, "engine-auto", "1", false, {"--engine", "auto"});
-  ASSERT_EQ(fallback.exit_code, 0) << fallback.describe({"systemd-run", "profcollect -a --engine auto"}) << "\n"
-                                   << container_->diagnostics();
+  ASSERT_EQ(fallback.exit_code, 0)
+      << fallback.describe({"systemd-run", "profcollect -a --engine auto"}) << "\n"
+      << container_->diagnostics();
   EXPECT_NE(fallback.err.find("engine auto: perf"), std::string::npos) << fallback.err;
   EXPECT_EQ(read_json(output("engine-auto") / "collection.json").value("engine", ""), "perf");
 
@@ -320,11 +330,13 @@ TEST_F(SystemdSandboxTest, TheBpfEngineFallsBackUnderTheUnitAndRunsWithItsDropIn
   // files; a repeated -p of systemd-run replaces), its system-call filter entries come after.
   std::vector<std::string> with_drop_in = unit;
   int merged = 0;
-  for (const std::string& line : split_lines(read_file(source_dir() / "systemd/profcollect-bpf.conf"))) {
+  for (const std::string& line :
+       split_lines(read_file(source_dir() / "systemd/profcollect-bpf.conf"))) {
     if (line.empty() || line[0] == '#' || line[0] == '[') continue;
     const std::string key = line.substr(0, line.find('=') + 1);
     auto same = std::find_if(with_drop_in.begin(), with_drop_in.end(), [&](const std::string& d) {
-      return d.starts_with(key) && (key == "CapabilityBoundingSet=" || key == "AmbientCapabilities=");
+      return d.starts_with(key) &&
+             (key == "CapabilityBoundingSet=" || key == "AmbientCapabilities=");
     });
     if (same != with_drop_in.end()) {
       *same += " " + line.substr(key.size());
@@ -337,14 +349,16 @@ TEST_F(SystemdSandboxTest, TheBpfEngineFallsBackUnderTheUnitAndRunsWithItsDropIn
   const uint64_t cpu_before = workload_cpu_ticks();
   const CommandResult bpf = collect(with_drop_in, "engine-bpf", "2", false, {"--engine", "bpf"});
   const uint64_t cpu_after = workload_cpu_ticks();
-  ASSERT_EQ(bpf.exit_code, 0) << bpf.describe({"systemd-run", "profcollect -a --engine bpf"}) << "\n"
+  ASSERT_EQ(bpf.exit_code, 0) << bpf.describe({"systemd-run", "profcollect -a --engine bpf"})
+                              << "\n"
                               << container_->diagnostics();
   const nlohmann::json collection = read_json(output("engine-bpf") / "collection.json");
   ASSERT_FALSE(collection.is_discarded()) << bpf.err;
   EXPECT_EQ(collection.value("engine", ""), "bpf");
   EXPECT_GT(collection.value("samples", 0), 0) << collection.dump(1);
   ASSERT_GE(cpu_after - cpu_before, kMinWorkloadTicks) << "inconclusive: the workload hardly ran";
-  EXPECT_TRUE(fs::is_directory(workload_profile("engine-bpf"))) << "the workload has no profile:\n" << bpf.err;
+  EXPECT_TRUE(fs::is_directory(workload_profile("engine-bpf"))) << "the workload has no profile:\n"
+                                                                << bpf.err;
 }
 
 TEST_F(SystemdSandboxTest, SystemCallFilterWithoutPerfEventOpenRefusesTheCollection) {

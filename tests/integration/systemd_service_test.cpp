@@ -73,7 +73,8 @@ class SystemdServiceTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(require_bookworm_tree());
     if (IsSkipped()) return;
     ASSERT_TRUE(fs::exists(live_spin_on_host()))
-        << live_spin_on_host() << " is missing: the fixture sets are made by ctest's fixtures.generate";
+        << live_spin_on_host()
+        << " is missing: the fixture sets are made by ctest's fixtures.generate";
     try {
       container_ = std::make_unique<SystemdContainer>(bookworm_tree().root);
       container_->install_build(binary_dir());
@@ -98,8 +99,10 @@ class SystemdServiceTest : public ::testing::Test {
   // group through nsenter.
   std::string main_pid() {
     const std::string pid = show("MainPID");
-    EXPECT_TRUE(!pid.empty() && pid != "0" && pid.find_first_not_of("0123456789") == std::string::npos)
-        << "MainPID " << pid << "\n" << container_->diagnostics();
+    EXPECT_TRUE(!pid.empty() && pid != "0" &&
+                pid.find_first_not_of("0123456789") == std::string::npos)
+        << "MainPID " << pid << "\n"
+        << container_->diagnostics();
     return pid;
   }
 
@@ -110,7 +113,8 @@ class SystemdServiceTest : public ::testing::Test {
     return r;
   }
   std::string show(const std::string& property) {
-    const CommandResult r = container_->run({"systemctl", "show", "-p", property, "--value", "profcollect"});
+    const CommandResult r =
+        container_->run({"systemctl", "show", "-p", property, "--value", "profcollect"});
     return r.out.substr(0, r.out.find('\n'));
   }
   // Waits until `property` of the unit satisfies `accept`; false after `timeout`.
@@ -126,7 +130,8 @@ class SystemdServiceTest : public ::testing::Test {
   // The program's profile directory under the output directory, "" when there is none.
   fs::path profile_dir() const {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(container_->root() / fs::path(kOutput).relative_path(), ec)) {
+    for (const auto& entry :
+         fs::directory_iterator(container_->root() / fs::path(kOutput).relative_path(), ec)) {
       if (entry.path().filename().string().starts_with("live_spin-")) return entry.path();
     }
     return {};
@@ -136,7 +141,8 @@ class SystemdServiceTest : public ::testing::Test {
   std::unique_ptr<SystemdContainer> container_;
 };
 
-TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadReloadAndStopsAfterAFlush) {
+TEST_F(SystemdServiceTest,
+       StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadReloadAndStopsAfterAFlush) {
   must({"systemctl", "start", "profcollect"});
   // Type=notify: start returned only once READY=1 arrived, which the daemon sends once its events
   // and its control socket are open: both answer at once (a Type=simple start would return
@@ -153,33 +159,38 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   // as the example configuration has it), and refuses anyone else.
   must({"useradd", "--no-create-home", "--groups", "profcollect", "pc-operator"});
   must({"useradd", "--no-create-home", "pc-stranger"});
-  const CommandResult member = container_->run({"runuser", "-u", "pc-operator", "--", "profcollect", "ctl", "--json", "status"});
+  const CommandResult member = container_->run(
+      {"runuser", "-u", "pc-operator", "--", "profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(member.exit_code, 0) << member.describe({"runuser pc-operator"});
   const nlohmann::json member_reply = nlohmann::json::parse(member.out, nullptr, false);
   EXPECT_TRUE(member_reply.is_object() && member_reply.value("collecting", false)) << member.out;
-  const CommandResult stranger = container_->run({"runuser", "-u", "pc-stranger", "--", "profcollect", "ctl", "--json", "status"});
+  const CommandResult stranger = container_->run(
+      {"runuser", "-u", "pc-stranger", "--", "profcollect", "ctl", "--json", "status"});
   EXPECT_EQ(stranger.exit_code, 1) << stranger.describe({"runuser pc-stranger"});
   EXPECT_TRUE(stranger.out.find("\"ok\"") == std::string::npos) << stranger.out;
   EXPECT_FALSE((stranger.out + stranger.err).empty()) << "the refusal says why";
 
   run_program("1");
   const CommandResult flushed = must({"profcollect", "ctl", "--json", "flush"});
-  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true) << flushed.out;
+  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true)
+      << flushed.out;
   const fs::path dir = profile_dir();
-  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n" << container_->diagnostics();
+  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n"
+                            << container_->diagnostics();
   const std::string fdata = read_file(dir / "bolt.fdata");
   EXPECT_NE(fdata.find(" spin_a "), std::string::npos) << fdata;
 
   // The judges, on the host, against the same program file.
   TempDir tmp;
   write_file(tmp / "live_spin.fdata", fdata);
-  const BoltRun bolt = run_llvm_bolt(live_spin_on_host(), tmp / "live_spin.fdata", tmp / "live_spin.bolt");
+  const BoltRun bolt =
+      run_llvm_bolt(live_spin_on_host(), tmp / "live_spin.fdata", tmp / "live_spin.bolt");
   EXPECT_EQ(bolt.run.exit_code, 0) << bolt.run.describe(bolt.argv);
   ASSERT_TRUE(bolt.profiled_functions) << bolt.run.describe(bolt.argv);
   EXPECT_GE(*bolt.profiled_functions, 1u) << bolt.run.describe(bolt.argv);
   write_file(tmp / "autofdo.prof", read_file(dir / "autofdo.prof"));
-  const std::vector<std::string> show_profile = {"llvm-profdata-19", "show", "--sample", "--all-functions",
-                                                 (tmp / "autofdo.prof").string()};
+  const std::vector<std::string> show_profile = {
+      "llvm-profdata-19", "show", "--sample", "--all-functions", (tmp / "autofdo.prof").string()};
   const CommandResult profdata = run_command(show_profile);
   EXPECT_EQ(profdata.exit_code, 0) << profdata.describe(show_profile);
   EXPECT_NE(profdata.out.find("spin_a"), std::string::npos) << profdata.describe(show_profile);
@@ -189,13 +200,15 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   write_file(container_->root() / "etc/profcollect/profcollect.toml",
              kConfigWithoutRate + "frequency = 3000\nfrequncy = 5\n");
   container_->run({"systemctl", "reload", "profcollect"});
-  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
+  EXPECT_TRUE(wait_for(
+      "ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
       << container_->diagnostics();
   EXPECT_EQ(show("MainPID"), first_pid) << "the daemon was restarted";
   // journald may file the daemon's line a moment after systemctl returns.
   std::string journal;
   const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (journal.find("frequncy") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+  while (journal.find("frequncy") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     journal = container_->run({"journalctl", "-u", "profcollect", "--no-pager", "-o", "cat"}).out;
   }
@@ -203,17 +216,20 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_NE(journal.find("frequncy"), std::string::npos) << journal;
   EXPECT_NE(journal.find(kConfig), std::string::npos) << journal;
   const CommandResult status = must({"profcollect", "ctl", "--json", "status"});
-  EXPECT_EQ(nlohmann::json::parse(status.out, nullptr, false).value("frequency_hz", uint64_t{0}), 2000u)
+  EXPECT_EQ(nlohmann::json::parse(status.out, nullptr, false).value("frequency_hz", uint64_t{0}),
+            2000u)
       << status.out;
   // A good file at reload is applied, by the same process.
   write_file(container_->root() / "etc/profcollect/profcollect.toml",
              kConfigWithoutRate + "frequency = 3000\n");
   must({"systemctl", "reload", "profcollect"});
-  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
+  EXPECT_TRUE(wait_for(
+      "ActiveState", [](const std::string& s) { return s == "active"; }, seconds(30)))
       << container_->diagnostics();
   EXPECT_EQ(show("MainPID"), first_pid) << "the daemon was restarted";
   const CommandResult reloaded = must({"profcollect", "ctl", "--json", "status"});
-  EXPECT_EQ(nlohmann::json::parse(reloaded.out, nullptr, false).value("frequency_hz", uint64_t{0}), 3000u)
+  EXPECT_EQ(nlohmann::json::parse(reloaded.out, nullptr, false).value("frequency_hz", uint64_t{0}),
+            3000u)
       << reloaded.out;
 
   // Samples after the last requested flush reach the files at the stop.
@@ -227,7 +243,8 @@ TEST_F(SystemdServiceTest, StartsWhenReadyFlushesOnRequestKeepsItsConfigOnABadRe
   EXPECT_EQ(show("ExecMainStatus"), "0") << container_->diagnostics();
   EXPECT_EQ(show("Result"), "success") << container_->diagnostics();
   uint64_t after_stop = 0;
-  for (const auto& [line, count] : fdata_counts(read_file(profile_dir() / "bolt.fdata"))) after_stop += count;
+  for (const auto& [line, count] : fdata_counts(read_file(profile_dir() / "bolt.fdata")))
+    after_stop += count;
   // 1 s of CPU time at 2000 Hz: about 2000 samples; a quarter of them is plenty to tell.
   EXPECT_GE(after_stop, before_stop + 500) << "the final flush is missing";
 }
@@ -247,8 +264,8 @@ TEST_F(SystemdServiceTest, AHandStartedDaemonBesideTheServiceIsRefusedAndTheServ
   // Only the output directory in common.
   write_file(container_->root() / "etc/profcollect/other.toml",
              "socket = \"/run/pc-other/ctl\"\nflush_interval = \"1h\"\n");
-  const CommandResult other = container_->run({"profcollect", "daemon", "--config", "/etc/profcollect/other.toml"},
-                                              seconds(60));
+  const CommandResult other = container_->run(
+      {"profcollect", "daemon", "--config", "/etc/profcollect/other.toml"}, seconds(60));
   EXPECT_EQ(other.exit_code, 1) << other.describe({"profcollect daemon --config other.toml"});
   EXPECT_NE(other.err.find("(PID " + pid + ")"), std::string::npos) << other.err;
   EXPECT_NE(other.err.find(kOutput), std::string::npos) << "names what is in use: " << other.err;
@@ -261,9 +278,11 @@ TEST_F(SystemdServiceTest, AHandStartedDaemonBesideTheServiceIsRefusedAndTheServ
   EXPECT_EQ(after.st_ino, before.st_ino) << "the service's socket was replaced";
   run_program("1");
   const CommandResult flushed = must({"profcollect", "ctl", "--json", "flush"});
-  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true) << flushed.out;
+  EXPECT_EQ(nlohmann::json::parse(flushed.out, nullptr, false).value("ok", false), true)
+      << flushed.out;
   const fs::path dir = profile_dir();
-  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n" << container_->diagnostics();
+  ASSERT_FALSE(dir.empty()) << "no live_spin profile after the flush\n"
+                            << container_->diagnostics();
   EXPECT_NE(read_file(dir / "bolt.fdata").find(" spin_a "), std::string::npos);
   const nlohmann::json meta = nlohmann::json::parse(read_file(dir / "meta.json"), nullptr, false);
   EXPECT_GE(meta.value("samples", uint64_t{0}), 500u) << "1 s of CPU time at 2000 Hz";
@@ -290,16 +309,20 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
   const std::string killed_pid = main_pid();
   ASSERT_FALSE(HasFailure());
   must({"kill", "-KILL", killed_pid});
-  ASSERT_TRUE(wait_for("MainPID", [&](const std::string& pid) { return pid != killed_pid && pid != "0"; },
-                       seconds(60)))
+  ASSERT_TRUE(wait_for(
+      "MainPID", [&](const std::string& pid) { return pid != killed_pid && pid != "0"; },
+      seconds(60)))
       << container_->diagnostics();
-  ASSERT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
+  ASSERT_TRUE(wait_for(
+      "ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
       << container_->diagnostics();
   run_program("1");
   must({"profcollect", "ctl", "--json", "flush"});
-  const std::map<std::string, uint64_t> after = fdata_counts(read_file(profile_dir() / "bolt.fdata"));
+  const std::map<std::string, uint64_t> after =
+      fdata_counts(read_file(profile_dir() / "bolt.fdata"));
   for (const auto& [line, count] : flushed) {
-    EXPECT_GE(after.count(line) ? after.at(line) : 0, count) << line << ": a flushed count went down";
+    EXPECT_GE(after.count(line) ? after.at(line) : 0, count)
+        << line << ": a flushed count went down";
   }
 
   // A running daemon's pings reach systemd: three watchdog periods pass without a restart.
@@ -314,22 +337,28 @@ TEST_F(SystemdServiceTest, WatchdogRestartsAStoppedDaemonAndAKilledOneLosesNothi
   };
   const std::string stopped_pid = main_pid();
   const std::string restarts_before = show("NRestarts");
-  ASSERT_TRUE(!restarts_before.empty() && restarts_before.find_first_not_of("0123456789") == std::string::npos)
+  ASSERT_TRUE(!restarts_before.empty() &&
+              restarts_before.find_first_not_of("0123456789") == std::string::npos)
       << "NRestarts " << restarts_before;
   std::this_thread::sleep_for(seconds(12));
-  EXPECT_EQ(show("MainPID"), stopped_pid) << "restarted while it ran\n" << container_->diagnostics();
+  EXPECT_EQ(show("MainPID"), stopped_pid) << "restarted while it ran\n"
+                                          << container_->diagnostics();
   EXPECT_EQ(show("NRestarts"), restarts_before) << container_->diagnostics();
   EXPECT_EQ(watchdog_timeouts(), 0u) << container_->diagnostics();
 
   // SIGSTOP: no ping for 4 s, and systemd restarts it, saying why.
   ASSERT_FALSE(HasFailure());
   must({"kill", "-STOP", stopped_pid});
-  EXPECT_TRUE(wait_for("MainPID", [&](const std::string& pid) { return pid != stopped_pid && pid != "0"; },
-                       seconds(60)))
-      << "the watchdog did not restart the stopped daemon\n" << container_->diagnostics();
-  EXPECT_TRUE(wait_for("ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
+  EXPECT_TRUE(wait_for(
+      "MainPID", [&](const std::string& pid) { return pid != stopped_pid && pid != "0"; },
+      seconds(60)))
+      << "the watchdog did not restart the stopped daemon\n"
       << container_->diagnostics();
-  EXPECT_EQ(show("NRestarts"), std::to_string(std::stoull(restarts_before) + 1)) << container_->diagnostics();
+  EXPECT_TRUE(wait_for(
+      "ActiveState", [](const std::string& s) { return s == "active"; }, seconds(60)))
+      << container_->diagnostics();
+  EXPECT_EQ(show("NRestarts"), std::to_string(std::stoull(restarts_before) + 1))
+      << container_->diagnostics();
   EXPECT_EQ(watchdog_timeouts(), 1u) << container_->diagnostics();
 }
 

@@ -39,10 +39,10 @@ class SystemdUnitTest : public ::testing::Test {
 
 TEST_F(SystemdUnitTest, InstallPutsTheBinaryTheUnitTheSystemUserAndTheConfigurationInPlace) {
   ASSERT_NO_FATAL_FAILURE(install(prefix()));
-  for (const char* file : {"bin/profcollect", "lib/systemd/system/profcollect.service",
-                           "lib/sysusers.d/profcollect.conf",
-                           "share/doc/profcollect/profcollect.toml.example",
-                           "etc/profcollect/profcollect.toml"})
+  for (const char* file :
+       {"bin/profcollect", "lib/systemd/system/profcollect.service",
+        "lib/sysusers.d/profcollect.conf", "share/doc/profcollect/profcollect.toml.example",
+        "etc/profcollect/profcollect.toml"})
     EXPECT_TRUE(fs::is_regular_file(prefix() / file)) << file << " was not installed";
 
   // The unit names the binary and the configuration of this prefix.

@@ -9,7 +9,8 @@ std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_allocations{0};
 
 void* allocate(std::size_t n, std::size_t alignment) {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (n == 0) n = 1;
   void* p = nullptr;
   if (alignment <= alignof(std::max_align_t)) {

@@ -26,7 +26,8 @@ class InMemorySystemFiles : public SystemFiles {
     std::set<std::string> names;
     const std::string prefix = directory + "/";
     for (const auto& [path, content] : files) {
-      if (path.starts_with(prefix)) names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
+      if (path.starts_with(prefix))
+        names.insert(path.substr(prefix.size(), path.find('/', prefix.size()) - prefix.size()));
     }
     return {names.begin(), names.end()};
   }

@@ -32,7 +32,9 @@ class AtomicFileTest : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  size_t entries() const { return std::distance(fs::directory_iterator(dir_), fs::directory_iterator()); }
+  size_t entries() const {
+    return std::distance(fs::directory_iterator(dir_), fs::directory_iterator());
+  }
   fs::path dir_;
 };
 

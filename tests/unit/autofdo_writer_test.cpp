@@ -67,7 +67,8 @@ TEST(UnsymbolizedWriter, IpSamplesAreOneInstructionRanges) {
   IpProfile ips;
   ips.add(0x11f0, 3);
   ips.add(0x1200);
-  EXPECT_EQ(write_unsymbolized_profile(ranges_from_ips(ips), 0x1000), "2\n1f0-1f0:3\n200-200:1\n0\n");
+  EXPECT_EQ(write_unsymbolized_profile(ranges_from_ips(ips), 0x1000),
+            "2\n1f0-1f0:3\n200-200:1\n0\n");
 }
 
 }  // namespace

@@ -74,12 +74,15 @@ TEST(BinaryMatcher, AKernelImageMatchesTheKernelsMappingOnly) {
 
 TEST(BinaryMatcher, AKernelImagesBuildIdIsListedAsKernelKallsyms) {
   BuildId recorded = id("ddeeff");
-  auto listed = [&](std::string_view p) -> const BuildId* { return p == "[kernel.kallsyms]" ? &recorded : nullptr; };
+  auto listed = [&](std::string_view p) -> const BuildId* {
+    return p == "[kernel.kallsyms]" ? &recorded : nullptr;
+  };
   BinaryMatcher other("/boot/vmlinux", id("aabbcc"), false, listed, ImageKind::Kernel);
   EXPECT_EQ(other.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::BuildIdMismatch);
   BinaryMatcher same("/boot/vmlinux", id("ddeeff"), false, listed, ImageKind::Kernel);
   EXPECT_EQ(same.match(kernel_mapping("[kernel.kallsyms]_text")), DsoMatch::Target);
-  EXPECT_EQ(same.match(kernel_mapping("[kernel.kallsyms]_text", "aabbcc")), DsoMatch::BuildIdMismatch);
+  EXPECT_EQ(same.match(kernel_mapping("[kernel.kallsyms]_text", "aabbcc")),
+            DsoMatch::BuildIdMismatch);
 }
 
 TEST(BinaryMatcher, AModuleMatchesTheModuleMappingOfItsName) {

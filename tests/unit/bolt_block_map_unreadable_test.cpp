@@ -14,8 +14,8 @@
 namespace profcollect {
 namespace {
 
-const std::string kBinary =
-    std::string(PROFCOLLECT_SOURCE_DIR) + "/tests/fuzz/regressions/elf_binary_fuzz/unreadable_executable_section";
+const std::string kBinary = std::string(PROFCOLLECT_SOURCE_DIR) +
+                            "/tests/fuzz/regressions/elf_binary_fuzz/unreadable_executable_section";
 
 TEST(BoltBlockMapUnreadable, AFunctionInASectionWithoutBytesIsNotSimple) {
   auto elf = ElfBinary::open(kBinary);
@@ -28,8 +28,10 @@ TEST(BoltBlockMapUnreadable, AFunctionInASectionWithoutBytesIsNotSimple) {
   options.debug_dirs = {};
   const SymbolTable table = SymbolTable::load(*elf, options);
   const auto& functions = table.functions();
-  auto bad = std::find_if(functions.begin(), functions.end(), [](const FunctionSymbol& f) { return f.name == "bad"; });
-  auto main = std::find_if(functions.begin(), functions.end(), [](const FunctionSymbol& f) { return f.name == "main"; });
+  auto bad = std::find_if(functions.begin(), functions.end(),
+                          [](const FunctionSymbol& f) { return f.name == "bad"; });
+  auto main = std::find_if(functions.begin(), functions.end(),
+                           [](const FunctionSymbol& f) { return f.name == "main"; });
   ASSERT_NE(bad, functions.end());
   ASSERT_NE(main, functions.end());
 

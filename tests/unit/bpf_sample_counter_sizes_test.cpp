@@ -32,7 +32,8 @@ TEST(BpfSampleCounterSizes, MemoryGrowsWithTheEntries) {
   const SampleCounterSizes large{1u << 20, 16};
   // Each entry of an ip map holds a 48-byte element header, a 16-byte key and an 8-byte count,
   // in both generations.
-  EXPECT_GE(sample_counter_memory(large) - sample_counter_memory(small), 2ull * ((1u << 20) - 1024) * (48 + 16 + 8));
+  EXPECT_GE(sample_counter_memory(large) - sample_counter_memory(small),
+            2ull * ((1u << 20) - 1024) * (48 + 16 + 8));
 }
 
 }  // namespace

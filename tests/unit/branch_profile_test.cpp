@@ -31,7 +31,8 @@ TEST(BranchProfileTest, FallThroughRunsFromOlderTargetToNewerSource) {
   const std::vector<BranchStackEntry> stack = {inside(0x410, 0x500), inside(0x340, 0x400),
                                                inside(0x200, 0x300)};
   profile.add_stack(stack);
-  std::map<FallThrough, uint64_t> expected = {{{0x300, 0x340, false}, 1}, {{0x400, 0x410, false}, 1}};
+  std::map<FallThrough, uint64_t> expected = {{{0x300, 0x340, false}, 1},
+                                              {{0x400, 0x410, false}, 1}};
   EXPECT_EQ(profile.fall_throughs(), expected);
   EXPECT_EQ(profile.branches().size(), 3u);
 }
@@ -72,12 +73,12 @@ TEST(BranchProfileTest, BackwardsRangesAreKeptForTheWritersToJudge) {
   EXPECT_EQ(profile.fall_throughs().begin()->first, (FallThrough{0x180, 0x100, false}));
 }
 
-
 TEST(BranchProfileTest, WithFunctionsABranchFromAnotherFunctionIsAnExternalOrigin) {
   FunctionSymbol work, step;
   work.addr = 0x100, work.size = 0x80, work.name = "work";
   step.addr = 0x180, step.size = 0x20, step.name = "step";
-  const SymbolTable functions = SymbolTable::from_functions({work, step}, SymbolSource::Symtab, "test");
+  const SymbolTable functions =
+      SymbolTable::from_functions({work, step}, SymbolSource::Symtab, "test");
   BranchProfile profile(&functions);
   const std::vector<BranchStackEntry> stack = {
       inside(0x110, 0x120),  // newest: a branch in work
@@ -85,12 +86,14 @@ TEST(BranchProfileTest, WithFunctionsABranchFromAnotherFunctionIsAnExternalOrigi
       inside(0x19f, 0x140),  // ...after step returned into work
   };
   profile.add_stack(stack);
-  std::map<FallThrough, uint64_t> expected = {{{0x100, 0x110, false}, 1}, {{0x140, 0x150, true}, 1}};
+  std::map<FallThrough, uint64_t> expected = {{{0x100, 0x110, false}, 1},
+                                              {{0x140, 0x150, true}, 1}};
   EXPECT_EQ(profile.fall_throughs(), expected);
 
   BranchProfile by_binary;  // the same stack judged by the binary only: both ranges internal
   by_binary.add_stack(stack);
-  std::map<FallThrough, uint64_t> internal = {{{0x100, 0x110, false}, 1}, {{0x140, 0x150, false}, 1}};
+  std::map<FallThrough, uint64_t> internal = {{{0x100, 0x110, false}, 1},
+                                              {{0x140, 0x150, false}, 1}};
   EXPECT_EQ(by_binary.fall_throughs(), internal);
 }
 

@@ -56,7 +56,8 @@ TEST(BranchSamplesFile, MergeAddsEveryCount) {
   }
   for (const auto& [key, count] : b.ranges.ranges) {
     auto in_a = a.ranges.ranges.find(key);
-    EXPECT_EQ(sum.ranges.ranges.at(key), count + (in_a == a.ranges.ranges.end() ? 0 : in_a->second));
+    EXPECT_EQ(sum.ranges.ranges.at(key),
+              count + (in_a == a.ranges.ranges.end() ? 0 : in_a->second));
   }
 }
 

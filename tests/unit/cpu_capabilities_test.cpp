@@ -27,8 +27,9 @@ class FakeSystemFiles : public test::InMemorySystemFiles {
 
 std::string x86_cpuinfo(const std::string& vendor, const std::string& extra_flags) {
   return "processor\t: 0\nvendor_id\t: " + vendor +
-         "\ncpu family\t: 6\nflags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep " + extra_flags +
-         " lahf_lm\nbugs\t\t: spectre_v1\n\nprocessor\t: 1\nvendor_id\t: " + vendor + "\n";
+         "\ncpu family\t: 6\nflags\t\t: fpu vme de pse tsc msr pae mce cx8 apic sep " +
+         extra_flags + " lahf_lm\nbugs\t\t: spectre_v1\n\nprocessor\t: 1\nvendor_id\t: " + vendor +
+         "\n";
 }
 
 TEST(CpuCapabilities, IntelWithLbr) {

@@ -98,63 +98,93 @@ TEST(DaemonConfig, DurationsTakeUnitsOrWholeSeconds) {
 TEST(DaemonConfig, TomlSyntaxErrorsNameFileAndLine) {
   EXPECT_EQ(refusal("event = \"cycles\"\nfrequency = = 3\n").rfind("/etc/p.toml:2: ", 0), 0u)
       << refusal("event = \"cycles\"\nfrequency = = 3\n");
-  EXPECT_EQ(refusal("\n\nevent = \"cycles\"\nevent = \"cycles\"\n").rfind("/etc/p.toml:4: ", 0), 0u);
+  EXPECT_EQ(refusal("\n\nevent = \"cycles\"\nevent = \"cycles\"\n").rfind("/etc/p.toml:4: ", 0),
+            0u);
 }
 
 TEST(DaemonConfig, AnUnknownKeyIsRefusedWithItsLine) {
-  EXPECT_EQ(refusal("event = \"cycles\"\n\nfrequncy = 4000\n"), "/etc/p.toml:3: frequncy: unknown key");
+  EXPECT_EQ(refusal("event = \"cycles\"\n\nfrequncy = 4000\n"),
+            "/etc/p.toml:3: frequncy: unknown key");
   EXPECT_EQ(refusal("[daemon]\nevent = \"cycles\"\n"), "/etc/p.toml:1: daemon: unknown key");
   EXPECT_EQ(refusal("schedule = { on = \"1s\", evry = \"1min\" }"),
             "/etc/p.toml:1: schedule.evry: unknown key (schedule takes on and every)");
 }
 
 TEST(DaemonConfig, AWrongTypeIsRefusedWithItsLineAndKey) {
-  EXPECT_EQ(refusal("\nfrequency = \"4000\"\n"), "/etc/p.toml:2: frequency: expected a whole number, found a string");
-  EXPECT_EQ(refusal("branch_stacks = 1"), "/etc/p.toml:1: branch_stacks: expected true or false, found an integer");
-  EXPECT_EQ(refusal("output_dir = 3"), "/etc/p.toml:1: output_dir: expected a string, found an integer");
+  EXPECT_EQ(refusal("\nfrequency = \"4000\"\n"),
+            "/etc/p.toml:2: frequency: expected a whole number, found a string");
+  EXPECT_EQ(refusal("branch_stacks = 1"),
+            "/etc/p.toml:1: branch_stacks: expected true or false, found an integer");
+  EXPECT_EQ(refusal("output_dir = 3"),
+            "/etc/p.toml:1: output_dir: expected a string, found an integer");
   EXPECT_EQ(refusal("binaries = \"/usr/bin\""),
             "/etc/p.toml:1: binaries: expected an array of regular expressions, found a string");
-  EXPECT_EQ(refusal("exclude = [\"a\", 3]"), "/etc/p.toml:1: exclude: expected a string, found an integer");
-  EXPECT_EQ(refusal("kernel = \"yes\""), "/etc/p.toml:1: kernel: expected true or false, found a string");
+  EXPECT_EQ(refusal("exclude = [\"a\", 3]"),
+            "/etc/p.toml:1: exclude: expected a string, found an integer");
+  EXPECT_EQ(refusal("kernel = \"yes\""),
+            "/etc/p.toml:1: kernel: expected true or false, found a string");
   EXPECT_EQ(refusal("flush_interval = 1.5"),
-            "/etc/p.toml:1: flush_interval: expected a duration such as \"2s\", found a floating-point number");
-  EXPECT_EQ(refusal("schedule = 3"), "/etc/p.toml:1: schedule: expected \"continuous\" or a table, found an integer");
-  EXPECT_EQ(refusal("max_disk_mb = true"), "/etc/p.toml:1: max_disk_mb: expected a number, found a boolean");
-  EXPECT_EQ(refusal("max_disk_mb = 0.0001"), "/etc/p.toml:1: max_disk_mb: 0.0001 is out of range [0.000976562, 1.09951e+12]");
-  EXPECT_EQ(refusal("max_disk_mb = -1"), "/etc/p.toml:1: max_disk_mb: -1 is out of range [0.000976562, 1.09951e+12]");
-  EXPECT_EQ(refusal("max_disk_mb = nan"), "/etc/p.toml:1: max_disk_mb: nan is out of range [0.000976562, 1.09951e+12]");
+            "/etc/p.toml:1: flush_interval: expected a duration such as \"2s\", found a "
+            "floating-point number");
+  EXPECT_EQ(refusal("schedule = 3"),
+            "/etc/p.toml:1: schedule: expected \"continuous\" or a table, found an integer");
+  EXPECT_EQ(refusal("max_disk_mb = true"),
+            "/etc/p.toml:1: max_disk_mb: expected a number, found a boolean");
+  EXPECT_EQ(refusal("max_disk_mb = 0.0001"),
+            "/etc/p.toml:1: max_disk_mb: 0.0001 is out of range [0.000976562, 1.09951e+12]");
+  EXPECT_EQ(refusal("max_disk_mb = -1"),
+            "/etc/p.toml:1: max_disk_mb: -1 is out of range [0.000976562, 1.09951e+12]");
+  EXPECT_EQ(refusal("max_disk_mb = nan"),
+            "/etc/p.toml:1: max_disk_mb: nan is out of range [0.000976562, 1.09951e+12]");
 }
 
 TEST(DaemonConfig, ABadValueIsRefusedWithItsLineAndKey) {
   EXPECT_EQ(refusal("frequency = 0"), "/etc/p.toml:1: frequency: 0 is out of range [1, 1000000]");
-  EXPECT_EQ(refusal("period = -5"), "/etc/p.toml:1: period: -5 is out of range [1, 4611686018427387904]");
-  EXPECT_EQ(refusal("output_dir = \"relative/dir\""), "/etc/p.toml:1: output_dir: must be an absolute path");
-  EXPECT_EQ(refusal("socket = \"/" + std::string(120, 's') + "\"").rfind("/etc/p.toml:1: socket: longer than", 0), 0u);
+  EXPECT_EQ(refusal("period = -5"),
+            "/etc/p.toml:1: period: -5 is out of range [1, 4611686018427387904]");
+  EXPECT_EQ(refusal("output_dir = \"relative/dir\""),
+            "/etc/p.toml:1: output_dir: must be an absolute path");
+  EXPECT_EQ(refusal("socket = \"/" + std::string(120, 's') + "\"")
+                .rfind("/etc/p.toml:1: socket: longer than", 0),
+            0u);
   EXPECT_EQ(refusal("flush_interval = \"2 weeks\""),
-            "/etc/p.toml:1: flush_interval: \"2 weeks\" is not a duration (e.g. \"500ms\", \"2s\", \"10min\", \"1h\")");
-  EXPECT_EQ(refusal("flush_interval = \"10ms\""), "/etc/p.toml:1: flush_interval: must be between 100ms and a year");
-  EXPECT_EQ(refusal("flush_interval = 0"), "/etc/p.toml:1: flush_interval: 0 seconds is out of range");
+            "/etc/p.toml:1: flush_interval: \"2 weeks\" is not a duration (e.g. \"500ms\", \"2s\", "
+            "\"10min\", \"1h\")");
+  EXPECT_EQ(refusal("flush_interval = \"10ms\""),
+            "/etc/p.toml:1: flush_interval: must be between 100ms and a year");
+  EXPECT_EQ(refusal("flush_interval = 0"),
+            "/etc/p.toml:1: flush_interval: 0 seconds is out of range");
   EXPECT_EQ(refusal("schedule = \"sometimes\""),
-            "/etc/p.toml:1: schedule: \"sometimes\": expected \"continuous\" or { on = \"2s\", every = \"10min\" }");
+            "/etc/p.toml:1: schedule: \"sometimes\": expected \"continuous\" or { on = \"2s\", "
+            "every = \"10min\" }");
   EXPECT_EQ(refusal("schedule = { on = \"10min\", every = \"2s\" }"),
             "/etc/p.toml:1: schedule: on must be shorter than every");
-  EXPECT_EQ(refusal("schedule = { on = \"2s\" }"), "/etc/p.toml:1: schedule: a duty cycle needs both on and every");
+  EXPECT_EQ(refusal("schedule = { on = \"2s\" }"),
+            "/etc/p.toml:1: schedule: a duty cycle needs both on and every");
   EXPECT_EQ(refusal("binaries = [\"ok\", \"(unclosed\"]")
                 .rfind("/etc/p.toml:1: binaries: \"(unclosed\" is not a regular expression", 0),
             0u);
   // A back-reference or a count whose number has more digits than a long holds: libstdc++ 12's
   // regex compiler would overflow reading it (undefined behaviour), so it never gets there.
-  EXPECT_EQ(refusal("binaries = ['\\5555555555555555555555']")
-                .rfind("/etc/p.toml:1: binaries: \"\\5555555555555555555555\" is not a regular expression", 0),
-            0u);
-  EXPECT_EQ(refusal("exclude = ['a{99999999999999999999}']")
-                .rfind("/etc/p.toml:1: exclude: \"a{99999999999999999999}\" is not a regular expression", 0),
-            0u);
-  EXPECT_EQ(refusal("engine = \"ebpf\""), "/etc/p.toml:1: engine: \"ebpf\": expected \"perf\", \"bpf\" or \"auto\"");
-  EXPECT_EQ(refusal("engine = \"dtrace\""), "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\", \"bpf\" or \"auto\"");
+  EXPECT_EQ(
+      refusal("binaries = ['\\5555555555555555555555']")
+          .rfind(
+              "/etc/p.toml:1: binaries: \"\\5555555555555555555555\" is not a regular expression",
+              0),
+      0u);
+  EXPECT_EQ(
+      refusal("exclude = ['a{99999999999999999999}']")
+          .rfind("/etc/p.toml:1: exclude: \"a{99999999999999999999}\" is not a regular expression",
+                 0),
+      0u);
+  EXPECT_EQ(refusal("engine = \"ebpf\""),
+            "/etc/p.toml:1: engine: \"ebpf\": expected \"perf\", \"bpf\" or \"auto\"");
+  EXPECT_EQ(refusal("engine = \"dtrace\""),
+            "/etc/p.toml:1: engine: \"dtrace\": expected \"perf\", \"bpf\" or \"auto\"");
   EXPECT_EQ(refusal("allowed_group = \"no-such-group-here\""),
             "/etc/p.toml:1: allowed_group: no group named \"no-such-group-here\"");
-  EXPECT_EQ(refusal("retention_days = 0"), "/etc/p.toml:1: retention_days: 0 is out of range [1, 36500]");
+  EXPECT_EQ(refusal("retention_days = 0"),
+            "/etc/p.toml:1: retention_days: 0 is out of range [1, 36500]");
   const std::string event = refusal("\n\nevent = \"lbrr\"");
   EXPECT_EQ(event.rfind("/etc/p.toml:3: event: ", 0), 0u) << event;
 }
@@ -169,20 +199,27 @@ TEST(DaemonConfig, AFileThatCannotBeReadIsNamed) {
     (void)load_daemon_config("/nonexistent/profcollect.toml");
     FAIL() << "read a file that does not exist";
   } catch (const DaemonConfigError& e) {
-    EXPECT_EQ(std::string(e.what()), "/nonexistent/profcollect.toml: cannot be read: No such file or directory");
+    EXPECT_EQ(std::string(e.what()),
+              "/nonexistent/profcollect.toml: cannot be read: No such file or directory");
   }
 }
 
 TEST(DaemonConfig, FormatsAreNamesOfTheRegistryAndWrittenByDefaultAsLiveCollectionDoes) {
-  EXPECT_EQ(parse_daemon_config("", "f").formats, (std::vector<std::string>{"bolt", "preagg", "autofdo"}));
-  EXPECT_EQ(parse_daemon_config("formats = [\"autofdo\", \"unsymbolized\", \"autofdo\"]", "f").formats,
-            (std::vector<std::string>{"autofdo", "unsymbolized"}));
-  EXPECT_EQ(refusal("\nformats = [\"bolt\", \"perfdata\"]"),
-            "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, autofdo, unsymbolized");
-  EXPECT_EQ(refusal("formats = []"), "/etc/p.toml:1: formats: name at least one of bolt, preagg, autofdo, unsymbolized");
-  EXPECT_EQ(refusal("formats = \"bolt\""), "/etc/p.toml:1: formats: expected an array of format names, found a string");
+  EXPECT_EQ(parse_daemon_config("", "f").formats,
+            (std::vector<std::string>{"bolt", "preagg", "autofdo"}));
+  EXPECT_EQ(
+      parse_daemon_config("formats = [\"autofdo\", \"unsymbolized\", \"autofdo\"]", "f").formats,
+      (std::vector<std::string>{"autofdo", "unsymbolized"}));
+  EXPECT_EQ(
+      refusal("\nformats = [\"bolt\", \"perfdata\"]"),
+      "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, autofdo, unsymbolized");
+  EXPECT_EQ(refusal("formats = []"),
+            "/etc/p.toml:1: formats: name at least one of bolt, preagg, autofdo, unsymbolized");
+  EXPECT_EQ(refusal("formats = \"bolt\""),
+            "/etc/p.toml:1: formats: expected an array of format names, found a string");
   // Another set of formats is another session: a reload restarts it.
-  EXPECT_FALSE(parse_daemon_config("", "f").same_session(parse_daemon_config("formats = [\"bolt\"]", "f")));
+  EXPECT_FALSE(
+      parse_daemon_config("", "f").same_session(parse_daemon_config("formats = [\"bolt\"]", "f")));
 }
 
 TEST(DaemonConfig, SessionChangesAreToldFromOthers) {
@@ -200,7 +237,8 @@ namespace {
 
 // The example configuration shipped beside the unit is valid and states the defaults.
 TEST(DaemonConfig, TheExampleFileIsValidAndHoldsTheDefaults) {
-  const DaemonConfig example = load_daemon_config(PROFCOLLECT_SOURCE_DIR "/systemd/profcollect.toml.example");
+  const DaemonConfig example =
+      load_daemon_config(PROFCOLLECT_SOURCE_DIR "/systemd/profcollect.toml.example");
   const DaemonConfig defaults;
   EXPECT_TRUE(example.same_session(defaults));
   EXPECT_EQ(example.socket, defaults.socket);

@@ -16,8 +16,9 @@ namespace profcollect {
 namespace {
 
 std::vector<uint8_t> regression(const std::string& name) {
-  std::ifstream in(std::string(PROFCOLLECT_SOURCE_DIR) + "/tests/fuzz/regressions/dwarf_line_table_fuzz/" + name,
-                   std::ios::binary);
+  std::ifstream in(
+      std::string(PROFCOLLECT_SOURCE_DIR) + "/tests/fuzz/regressions/dwarf_line_table_fuzz/" + name,
+      std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 

@@ -71,7 +71,8 @@ void advance_pc(Bytes& p, uint64_t n) {
 }
 void copy(Bytes& p) { p.u8(1); }
 void special(Bytes& p, int address_advance, int line_advance) {
-  p.u8(static_cast<uint8_t>((line_advance - kLineBase) + kLineRange * address_advance + kOpcodeBase));
+  p.u8(static_cast<uint8_t>((line_advance - kLineBase) + kLineRange * address_advance +
+                            kOpcodeBase));
 }
 
 // Two sequences and a discarded one (tombstone address):

@@ -32,7 +32,8 @@ struct Frame {
 
 std::vector<Frame> copy(const InlineStack& stack) {
   std::vector<Frame> out;
-  for (const InlineFrame& f : stack) out.push_back(Frame{std::string(f.name), f.decl_line, f.line, f.discriminator});
+  for (const InlineFrame& f : stack)
+    out.push_back(Frame{std::string(f.name), f.decl_line, f.line, f.discriminator});
   return out;
 }
 

@@ -15,13 +15,13 @@ class EhFrame {
   // A CIE "zR" with the given FDE pointer encoding; returns its offset.
   size_t cie(uint8_t fde_encoding) {
     const size_t start = begin_record();
-    u32(0);                              // CIE id
-    bytes_.push_back(1);                 // version
+    u32(0);               // CIE id
+    bytes_.push_back(1);  // version
     for (char c : {'z', 'R', '\0'}) bytes_.push_back(static_cast<uint8_t>(c));
-    bytes_.push_back(1);                 // code alignment (uleb)
-    bytes_.push_back(0x78);              // data alignment -8 (sleb)
-    bytes_.push_back(16);                // return address register
-    bytes_.push_back(1);                 // augmentation data length
+    bytes_.push_back(1);     // code alignment (uleb)
+    bytes_.push_back(0x78);  // data alignment -8 (sleb)
+    bytes_.push_back(16);    // return address register
+    bytes_.push_back(1);     // augmentation data length
     bytes_.push_back(fde_encoding);
     end_record(start);
     return start;

@@ -41,7 +41,8 @@ class ElfBinaryErrors : public ::testing::Test {
 
   std::string write(const std::string& name, const std::vector<char>& bytes) {
     const std::string path = (dir_ / name).string();
-    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return path;
   }
 

@@ -17,7 +17,7 @@ std::string name_of(uint32_t type, uint64_t config, uint64_t flags, uint64_t bp_
   a.config = config;
   a.flags = flags;
   std::vector<uint8_t> bytes = a.bytes();
-  if (type == 5) {  // breakpoint: bp_type at 52, bp_addr at 56
+  if (type == 5) {         // breakpoint: bp_type at 52, bp_addr at 56
     uint32_t bp_type = 3;  // r|w
     std::memcpy(bytes.data() + 52, &bp_type, 4);
     std::memcpy(bytes.data() + 56, &bp_addr, 8);
@@ -30,7 +30,8 @@ TEST(EventNameTest, HardwareAndSoftwareWithModifiers) {
   EXPECT_EQ(name_of(0, 0, 0), "cycles:HG");  // guest counted, unlike perf's default
   EXPECT_EQ(name_of(0, 0, kFlagExcludeGuest | precise_ip(2)), "cycles:ppH");
   EXPECT_EQ(name_of(0, 0, precise_ip(3)), "cycles:ppp");
-  EXPECT_EQ(name_of(0, 1, kFlagExcludeKernel | kFlagExcludeHv | kFlagExcludeGuest), "instructions:uH");
+  EXPECT_EQ(name_of(0, 1, kFlagExcludeKernel | kFlagExcludeHv | kFlagExcludeGuest),
+            "instructions:uH");
   EXPECT_EQ(name_of(0, 1, kFlagExcludeKernel | kFlagExcludeHv), "instructions:u");
   EXPECT_EQ(name_of(0, 5, kFlagExcludeUser | kFlagExcludeGuest), "branch-misses:khH");
   EXPECT_EQ(name_of(0, 99, kFlagExcludeGuest), "unknown-hardware");

@@ -46,7 +46,8 @@ TEST(EventSelection, AutoTakesCpuClockWhenThereIsNoPmuAndSaysWhy) {
   ProbeLog log;
   EventSelection s = select_event({}, context(unprivileged(), ENOENT, &log));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
-  EXPECT_EQ(s.engine_note, "no hardware PMU (cycles: ENOENT): falling back to IP sampling on cpu-clock");
+  EXPECT_EQ(s.engine_note,
+            "no hardware PMU (cycles: ENOENT): falling back to IP sampling on cpu-clock");
   ASSERT_EQ(log.asked.size(), 1u);
   // The trial asks for what would be sampled: hardware cycles, user mode only here.
   EXPECT_EQ(log.asked[0].type, uint32_t{PERF_TYPE_HARDWARE});
@@ -67,7 +68,8 @@ TEST(EventSelection, AutoTakesCyclesWhenThePmuOpens) {
 TEST(EventSelection, AutoNamesARefusalThatIsNotAMissingPmu) {
   EventSelection s = select_event({}, context(unprivileged(), EACCES));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
-  EXPECT_EQ(s.engine_note, "cycles not usable (cycles: EACCES): falling back to IP sampling on cpu-clock");
+  EXPECT_EQ(s.engine_note,
+            "cycles not usable (cycles: EACCES): falling back to IP sampling on cpu-clock");
 }
 
 TEST(EventSelection, ExplicitEventsDoNotProbe) {
@@ -147,8 +149,9 @@ TEST(EventSelection, PrivilegeModifiersOnCyclesAndCpuClock) {
     const char* event;
     bool exclude_user, exclude_kernel, exclude_guest;
   };
-  for (const Case& c : {Case{"cpu-clock:u", false, true, true}, Case{"cpu-clock:k", true, false, false},
-                        Case{"cycles:uk", false, false, true}, Case{"cycles:ku", false, false, true}}) {
+  for (const Case& c :
+       {Case{"cpu-clock:u", false, true, true}, Case{"cpu-clock:k", true, false, false},
+        Case{"cycles:uk", false, false, true}, Case{"cycles:ku", false, false, true}}) {
     SCOPED_TRACE(c.event);
     EventOptions o;
     o.event = parse_event_request(c.event);
@@ -171,12 +174,14 @@ TEST(EventSelection, PrivilegeModifiersOnCyclesAndCpuClock) {
     select_event(o, context(unprivileged(2), 0));
     ADD_FAILURE() << "cycles:k taken without the right to kernel samples";
   } catch (const EventSelectionError& e) {
-    EXPECT_NE(std::string(e.what()).find("perf_event_paranoid is 2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("perf_event_paranoid is 2"), std::string::npos)
+        << e.what();
   }
 }
 
 TEST(EventSelection, ModifiersNotTakenAreRefusedByName) {
-  for (const char* event : {"cycles:p", "cycles:uH", "cpu-clock:G", "cpu-clock:", "lbr:u", "auto:k", "spe:u"}) {
+  for (const char* event :
+       {"cycles:p", "cycles:uH", "cpu-clock:G", "cpu-clock:", "lbr:u", "auto:k", "spe:u"}) {
     try {
       parse_event_request(event);
       ADD_FAILURE() << event << " taken";
@@ -202,8 +207,7 @@ TEST(SamplingAttr, CommandModeFieldByField) {
   EXPECT_EQ(a.freq, 1u);
   EXPECT_EQ(a.sample_freq, 999u);
   EXPECT_EQ(a.sample_type, uint64_t{PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-                                    PERF_SAMPLE_IDENTIFIER});
+                                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER});
   EXPECT_EQ(a.read_format, 0u);
   EXPECT_EQ(a.disabled, 1u);
   EXPECT_EQ(a.inherit, 1u);
@@ -256,7 +260,6 @@ TEST(SamplingAttr, PeriodUserModeCyclesAndNoBuildId) {
   EXPECT_EQ(a.mmap2, 1u);
 }
 
-
 // ---- Branch-stack engines --------------------------------------------------------------------
 
 CpuCapabilities cpu_with(BranchHardware stack, bool brs = false) {
@@ -297,8 +300,9 @@ TEST(BranchSelection, AutoTakesTheBranchStackOnCyclesFirst) {
     // The trial carries the branch request, which is what the kernel checks at open.
     EXPECT_EQ(log.asked[0].type, uint32_t{PERF_TYPE_HARDWARE});
     EXPECT_EQ(log.asked[0].config, uint64_t{PERF_COUNT_HW_CPU_CYCLES});
-    EXPECT_EQ(log.asked[0].branch_sample_type,
-              uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL});
+    EXPECT_EQ(
+        log.asked[0].branch_sample_type,
+        uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL});
     EXPECT_EQ(log.asked[0].freq, 1u);
   }
 }
@@ -334,17 +338,20 @@ TEST(BranchSelection, AutoOnZen3WithFrequencySkipsBrsAndSaysWhy) {
   o.frequency_hz = 999;
   EventSelection s = select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, &log));
   EXPECT_EQ(s.engine, SamplingEngine::Cycles);
-  EXPECT_NE(in_cli_terms(s.engine_note).find("AMD BRS not used: it samples by period only and -F was given"),
-            std::string::npos) << s.engine_note;
+  EXPECT_NE(in_cli_terms(s.engine_note)
+                .find("AMD BRS not used: it samples by period only and -F was given"),
+            std::string::npos)
+      << s.engine_note;
   for (const auto& a : log.asked) EXPECT_EQ(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
 }
 
 TEST(BranchSelection, AutoWithoutAnythingEndsOnCpuClockAndNamesWhatWasProbed) {
-  EventSelection s = select_event(
-      {}, context_for(cpu_with(BranchHardware::None), {ENOENT, ENOENT, 0}, nullptr));
+  EventSelection s =
+      select_event({}, context_for(cpu_with(BranchHardware::None), {ENOENT, ENOENT, 0}, nullptr));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
   EXPECT_EQ(s.engine_note,
-            "no branch-stack hardware; no hardware PMU (cycles: ENOENT): falling back to IP sampling on cpu-clock");
+            "no branch-stack hardware; no hardware PMU (cycles: ENOENT): falling back to IP "
+            "sampling on cpu-clock");
   EXPECT_EQ(s.probe_note, "probe line");
 }
 
@@ -392,14 +399,16 @@ TEST(BranchSelection, BrsRefusesFrequencyAndSaysWhy) {
   } catch (const EventSelectionError& e) {
     EXPECT_NE(std::string(e.what()).find("fixed period only"), std::string::npos) << e.what();
     EXPECT_NE(e.spelled(cli_flag_of).find("-c N"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("period N"), std::string::npos) << "the library speaks of settings: " << e.what();
+    EXPECT_NE(std::string(e.what()).find("period N"), std::string::npos)
+        << "the library speaks of settings: " << e.what();
   }
   o.frequency_hz.reset();
   o.period = 16;  // not above the 16 entries
   EXPECT_THROW(select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr)),
                EventSelectionError);
   o.period = 17;
-  EventSelection s = select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
+  EventSelection s =
+      select_event(o, context_for(cpu_with(BranchHardware::None, true), {}, nullptr));
   EXPECT_EQ(s.engine, SamplingEngine::Brs);
   EXPECT_EQ(s.rate.value, 17u);
   EXPECT_EQ(s.name, "r0c4");
@@ -413,7 +422,8 @@ TEST(BranchSelection, BrsOnACpuWithoutItPointsAtLbr) {
     FAIL() << "no error";
   } catch (const EventSelectionError& e) {
     EXPECT_NE(std::string(e.what()).find("no AMD BRS"), std::string::npos) << e.what();
-    EXPECT_NE(e.spelled(cli_flag_of).find("AMD LbrExtV2: use -e lbr"), std::string::npos) << e.what();
+    EXPECT_NE(e.spelled(cli_flag_of).find("AMD LbrExtV2: use -e lbr"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -443,8 +453,8 @@ TEST(SamplingAttr, BrsWithKernel) {
   EXPECT_EQ(a.freq, 0u);
   EXPECT_EQ(a.sample_period, 100003u);
   EXPECT_NE(a.sample_type & PERF_SAMPLE_BRANCH_STACK, 0u);
-  EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER |
-                                           PERF_SAMPLE_BRANCH_KERNEL});
+  EXPECT_EQ(a.branch_sample_type,
+            uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_KERNEL});
   EXPECT_EQ(a.exclude_kernel, 0u);
 }
 
@@ -644,9 +654,10 @@ TEST(RawEventSelection, BranchRequestOnTheNamedEngines) {
   auto a = make_sampling_attr(s, TargetKind::Command);
   EXPECT_EQ(a.type, uint32_t{PERF_TYPE_HARDWARE});
   EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY});
-  a = make_sampling_attr(select_event(raw_options("brs", false, "any,u"),
-                                      context_for(cpu_with(BranchHardware::None, true), {}, nullptr)),
-                         TargetKind::Command);
+  a = make_sampling_attr(
+      select_event(raw_options("brs", false, "any,u"),
+                   context_for(cpu_with(BranchHardware::None, true), {}, nullptr)),
+      TargetKind::Command);
   EXPECT_EQ(a.branch_sample_type, uint64_t{PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER});
   EXPECT_THROW(select_event(raw_options("auto", true), lbr), EventSelectionError);
   EXPECT_THROW(select_event(raw_options("cpu-clock", false, "any"), lbr), EventSelectionError);

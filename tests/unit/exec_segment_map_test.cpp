@@ -142,7 +142,8 @@ TEST(ExecSegmentMap, EmptyAndDegenerateInputs) {
   EXPECT_TRUE(none.empty());
   EXPECT_EQ(none.file_offset_to_vaddr(0x1000), std::nullopt);
 
-  ExecSegmentMap data_only({load(0, 0, 0x1000, 0x1000, R), load(0x1000, 0x1000, 0x10, 0x10, R | W)});
+  ExecSegmentMap data_only(
+      {load(0, 0, 0x1000, 0x1000, R), load(0x1000, 0x1000, 0x10, 0x10, R | W)});
   EXPECT_TRUE(data_only.empty());
 
   // An executable PT_LOAD with no file bytes maps no offset.

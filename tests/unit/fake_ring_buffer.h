@@ -33,7 +33,9 @@ class FakeRingBuffer {
     }
   }
 
-  perf_event_mmap_page* control() { return reinterpret_cast<perf_event_mmap_page*>(memory_.data()); }
+  perf_event_mmap_page* control() {
+    return reinterpret_cast<perf_event_mmap_page*>(memory_.data());
+  }
   uint8_t* data() { return reinterpret_cast<uint8_t*>(memory_.data()) + kPage; }
   void* mapping() { return memory_.data(); }
   size_t mapping_size() const { return kPage + data_size_; }
@@ -69,7 +71,7 @@ class FakeRingBuffer {
  private:
   size_t data_size_;
   std::vector<uint64_t> memory_;  // 8-byte aligned, like the page-aligned mapping
-  uint64_t pending_ = 0;  // where the next record goes; data_head lags until publish()
+  uint64_t pending_ = 0;          // where the next record goes; data_head lags until publish()
 };
 
 class FakeAuxArea {
@@ -81,7 +83,9 @@ class FakeAuxArea {
     control()->aux_size = size;
   }
 
-  perf_event_mmap_page* control() { return reinterpret_cast<perf_event_mmap_page*>(control_.data()); }
+  perf_event_mmap_page* control() {
+    return reinterpret_cast<perf_event_mmap_page*>(control_.data());
+  }
   uint8_t* area() { return reinterpret_cast<uint8_t*>(area_.data()); }
   AuxBuffer reader() { return AuxBuffer(control(), area(), size_); }
 

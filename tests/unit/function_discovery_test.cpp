@@ -37,8 +37,8 @@ std::vector<ElfSection> standard_sections() {
           section(5, ".comment", 0, 0x40, 0)};
 }
 
-ElfSymbol sym(const std::string& name, uint64_t value, uint64_t size, uint8_t type,
-              uint8_t binding, uint32_t shndx) {
+ElfSymbol sym(const std::string& name, uint64_t value, uint64_t size, uint8_t type, uint8_t binding,
+              uint32_t shndx) {
   ElfSymbol s;
   s.name = name;
   s.value = value;
@@ -86,9 +86,9 @@ Discovered discover(const std::vector<ElfSymbol>& symbols,
 
 TEST(FunctionDiscovery, LocalNamesCountDataObjectsOfTheSameName) {
   // The reference example: a static data object `step` below two static functions `step`.
-  Discovered d = discover({file("table.c"), sym("step", 0x620, 32, STT_OBJECT, STB_LOCAL, 1),
-                           file("b.c"), local_func("step", 0x1100, 0x40), file("c.c"),
-                           local_func("step", 0x1200, 0x40)});
+  Discovered d =
+      discover({file("table.c"), sym("step", 0x620, 32, STT_OBJECT, STB_LOCAL, 1), file("b.c"),
+                local_func("step", 0x1100, 0x40), file("c.c"), local_func("step", 0x1200, 0x40)});
   ASSERT_NE(d.at(0x1100), nullptr);
   ASSERT_NE(d.at(0x1200), nullptr);
   EXPECT_EQ(d.at(0x1100)->name, "step/2");
@@ -99,9 +99,9 @@ TEST(FunctionDiscovery, LocalNamesCountDataObjectsOfTheSameName) {
 }
 
 TEST(FunctionDiscovery, CountingIsByAddressNotSymbolTableOrder) {
-  Discovered d = discover({local_func("step", 0x1200, 0x40),
-                           sym("step", 0x3010, 8, STT_OBJECT, STB_LOCAL, 4),
-                           local_func("step", 0x1100, 0x40)});
+  Discovered d =
+      discover({local_func("step", 0x1200, 0x40), sym("step", 0x3010, 8, STT_OBJECT, STB_LOCAL, 4),
+                local_func("step", 0x1100, 0x40)});
   EXPECT_EQ(d.at(0x1100)->name, "step/1");
   EXPECT_EQ(d.at(0x1200)->name, "step/2");
 }
@@ -116,22 +116,24 @@ TEST(FunctionDiscovery, WhatDoesNotCount) {
 }
 
 TEST(FunctionDiscovery, NotypeAndTlsLocalsCountToo) {
-  Discovered d = discover({sym("x", 0x640, 0, STT_NOTYPE, STB_LOCAL, 1),
-                           sym("x", 0x650, 4, STT_TLS, STB_LOCAL, 1), local_func("x", 0x1100, 0x40)});
+  Discovered d =
+      discover({sym("x", 0x640, 0, STT_NOTYPE, STB_LOCAL, 1),
+                sym("x", 0x650, 4, STT_TLS, STB_LOCAL, 1), local_func("x", 0x1100, 0x40)});
   EXPECT_EQ(d.at(0x1100)->name, "x/3");
 }
 
 TEST(FunctionDiscovery, GlobalsKeepTheirNames) {
-  Discovered d = discover({global_func("main", 0x1100, 0x40),
-                           sym("weakling", 0x1180, 0x20, STT_FUNC, STB_WEAK, 3)});
+  Discovered d = discover(
+      {global_func("main", 0x1100, 0x40), sym("weakling", 0x1180, 0x20, STT_FUNC, STB_WEAK, 3)});
   EXPECT_EQ(d.at(0x1100)->name, "main");
   EXPECT_FALSE(d.at(0x1100)->is_local);
   EXPECT_EQ(d.at(0x1180)->name, "weakling");
 }
 
 TEST(FunctionDiscovery, AliasesTakeTheFirstNameInSymbolTableOrder) {
-  Discovered d = discover({local_func("lfunc", 0x1100, 0x40), global_func("galias", 0x1200, 0x40),
-                           global_func("gfunc", 0x1200, 0x40), global_func("lfunc_pub", 0x1100, 0x40)});
+  Discovered d =
+      discover({local_func("lfunc", 0x1100, 0x40), global_func("galias", 0x1200, 0x40),
+                global_func("gfunc", 0x1200, 0x40), global_func("lfunc_pub", 0x1100, 0x40)});
   ASSERT_EQ(d.functions.size(), 2u);
   EXPECT_EQ(d.at(0x1100)->name, "lfunc/1");
   EXPECT_EQ(d.at(0x1100)->aliases, std::vector<std::string>{"lfunc_pub"});
@@ -165,8 +167,8 @@ TEST(FunctionDiscovery, PrivateAndAnonymousNames) {
 
 TEST(FunctionDiscovery, SectionSymbolsAreNamedAfterTheirSection) {
   // An unnamed section symbol at the start of .text counts as a local ".text".
-  Discovered d = discover({sym("", 0x1100, 0, STT_SECTION, STB_LOCAL, 3),
-                           local_func(".text", 0x1200, 0x40)});
+  Discovered d =
+      discover({sym("", 0x1100, 0, STT_SECTION, STB_LOCAL, 3), local_func(".text", 0x1200, 0x40)});
   EXPECT_EQ(d.at(0x1200)->name, ".text/2");
   // Alone at its address it is a function of that name.
   EXPECT_EQ(d.at(0x1100)->name, ".text/1");
@@ -199,10 +201,9 @@ TEST(FunctionDiscovery, ZeroSizeAssemblyAndNotypeEntries) {
 }
 
 TEST(FunctionDiscovery, LabelsInsideAFunctionAreNotFunctions) {
-  Discovered d = discover({global_func("f", 0x1100, 0x40),
-                           sym("inner", 0x1110, 0, STT_NOTYPE, STB_LOCAL, 3),
-                           sym("second_entry", 0x1120, 0x20, STT_FUNC, STB_GLOBAL, 3),
-                           global_func("g", 0x1180, 0x10)});
+  Discovered d = discover(
+      {global_func("f", 0x1100, 0x40), sym("inner", 0x1110, 0, STT_NOTYPE, STB_LOCAL, 3),
+       sym("second_entry", 0x1120, 0x20, STT_FUNC, STB_GLOBAL, 3), global_func("g", 0x1180, 0x10)});
   ASSERT_EQ(d.functions.size(), 2u);
   EXPECT_EQ(d.at(0x1100)->max_size, 0x80u);  // padding up to g belongs to f
 }
@@ -240,8 +241,9 @@ TEST(FunctionDiscovery, PltEntriesAndPseudoFunction) {
   plt.entries.push_back(PltEntry{0x1010, 16, "cos"});
   plt.entries.push_back(PltEntry{0x1020, 16, "sin"});
   // A section symbol of .plt does not count or name anything.
-  Discovered d = discover({sym("", 0x1000, 0, STT_SECTION, STB_LOCAL, 2), global_func("main", 0x1100, 0x40)},
-                          standard_sections(), nullptr, &plt);
+  Discovered d =
+      discover({sym("", 0x1000, 0, STT_SECTION, STB_LOCAL, 2), global_func("main", 0x1100, 0x40)},
+               standard_sections(), nullptr, &plt);
   ASSERT_NE(d.at(0x1000), nullptr);
   EXPECT_EQ(d.at(0x1000)->name, "__BOLT_PSEUDO_.plt");
   EXPECT_EQ(d.at(0x1010)->name, "cos@PLT");
@@ -253,12 +255,11 @@ TEST(FunctionDiscovery, PltEntriesAndPseudoFunction) {
 }
 
 TEST(FunctionDiscovery, AArch64MappingSymbolsAreIgnored) {
-  Discovered d = discover({sym("$x", 0x1100, 0, STT_NOTYPE, STB_LOCAL, 3),
-                           local_func("f", 0x1100, 0x20),
-                           sym("$d", 0x1120, 0, STT_NOTYPE, STB_LOCAL, 3),
-                           sym("$x.1", 0x1140, 0, STT_NOTYPE, STB_LOCAL, 3),
-                           global_func("g", 0x1180, 0x10)},
-                          standard_sections(), nullptr, nullptr, EM_AARCH64);
+  Discovered d =
+      discover({sym("$x", 0x1100, 0, STT_NOTYPE, STB_LOCAL, 3), local_func("f", 0x1100, 0x20),
+                sym("$d", 0x1120, 0, STT_NOTYPE, STB_LOCAL, 3),
+                sym("$x.1", 0x1140, 0, STT_NOTYPE, STB_LOCAL, 3), global_func("g", 0x1180, 0x10)},
+               standard_sections(), nullptr, nullptr, EM_AARCH64);
   ASSERT_EQ(d.functions.size(), 2u);
   EXPECT_EQ(d.at(0x1100)->name, "f/1");
   EXPECT_EQ(d.at(0x1100)->max_size, 0x80u);

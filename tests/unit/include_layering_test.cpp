@@ -30,8 +30,8 @@ const fs::path kRoot = PROFCOLLECT_SOURCE_DIR;
 // with target_link_libraries(NAME PUBLIC ...) at the top, profcollect_room(ROOM LINKS ...) in
 // collector/ (library profcollect_ROOM, folder collector/ROOM).
 struct Library {
-  std::string folder;                // "" for an outside package
-  std::set<std::string> links;       // library or package names, as CMake writes them
+  std::string folder;           // "" for an outside package
+  std::set<std::string> links;  // library or package names, as CMake writes them
 };
 
 std::string read_text(const fs::path& path) {
@@ -49,7 +49,8 @@ std::vector<std::string> words_of(const std::string& text) {
 std::map<std::string, Library> libraries_of_build() {
   std::map<std::string, Library> libraries;
   const std::string top = read_text(kRoot / "CMakeLists.txt");
-  static const std::regex kTopLink(R"(target_link_libraries\((profcollect_(\w+))\s+PUBLIC([^)]*)\))");
+  static const std::regex kTopLink(
+      R"(target_link_libraries\((profcollect_(\w+))\s+PUBLIC([^)]*)\))");
   for (std::sregex_iterator it(top.begin(), top.end(), kTopLink), end; it != end; ++it) {
     Library& lib = libraries[(*it)[1].str()];
     lib.folder = (*it)[2].str();
@@ -70,7 +71,8 @@ std::map<std::string, Library> libraries_of_build() {
 }
 
 // Everything a library reaches through its links, itself included.
-std::set<std::string> closure_of(const std::map<std::string, Library>& libraries, const std::string& name) {
+std::set<std::string> closure_of(const std::map<std::string, Library>& libraries,
+                                 const std::string& name) {
   std::set<std::string> seen;
   std::vector<std::string> todo = {name};
   while (!todo.empty()) {
@@ -84,7 +86,8 @@ std::set<std::string> closure_of(const std::map<std::string, Library>& libraries
   return seen;
 }
 
-std::map<std::string, std::string> library_of_folder(const std::map<std::string, Library>& libraries) {
+std::map<std::string, std::string> library_of_folder(
+    const std::map<std::string, Library>& libraries) {
   std::map<std::string, std::string> out;
   for (const auto& [name, lib] : libraries) out[lib.folder] = name;
   return out;
@@ -92,11 +95,16 @@ std::map<std::string, std::string> library_of_folder(const std::map<std::string,
 
 // Outside headers and the package that brings each (its CMake name).
 const std::vector<std::pair<std::string, std::string>> kPackageHeaders = {
-    {"boost/", "Boost::headers"},         {"toml++/", "PkgConfig::TOMLPLUSPLUS"},
-    {"systemd/", "PkgConfig::LIBSYSTEMD"}, {"bpf/bpf.h", "PkgConfig::LIBBPF"},
-    {"bpf/libbpf.h", "PkgConfig::LIBBPF"}, {"zstd.h", "PkgConfig::ZSTD"},
-    {"capstone/", "PkgConfig::CAPSTONE"},  {"elfutils/", "PkgConfig::LIBDW"},
-    {"nlohmann/", "nlohmann_json::nlohmann_json"}, {"CLI/", "CLI11::CLI11"},
+    {"boost/", "Boost::headers"},
+    {"toml++/", "PkgConfig::TOMLPLUSPLUS"},
+    {"systemd/", "PkgConfig::LIBSYSTEMD"},
+    {"bpf/bpf.h", "PkgConfig::LIBBPF"},
+    {"bpf/libbpf.h", "PkgConfig::LIBBPF"},
+    {"zstd.h", "PkgConfig::ZSTD"},
+    {"capstone/", "PkgConfig::CAPSTONE"},
+    {"elfutils/", "PkgConfig::LIBDW"},
+    {"nlohmann/", "nlohmann_json::nlohmann_json"},
+    {"CLI/", "CLI11::CLI11"},
 };
 
 // A BPF skeleton ("bpf/NAME.skel.h") is generated into the build tree from bpf/NAME.bpf.c.
@@ -110,7 +118,7 @@ std::string source_of(const std::string& target) {
 }
 
 struct Include {
-  std::string file;    // relative to the root, e.g. "mapper/process_table.h"
+  std::string file;  // relative to the root, e.g. "mapper/process_table.h"
   int line = 0;
   std::string target;  // as written between the quotes or brackets
   bool quoted = false;
@@ -152,10 +160,10 @@ TEST(IncludeLayering, TheBuildIsReadAndEveryFolderHasIncludes) {
   const auto libraries = libraries_of_build();
   const auto folders_of_build = library_of_folder(libraries);
   // The layers and every room the issue of the split named.
-  for (const char* folder : {"record", "mapper", "output", "bpf", "collector/host", "collector/records",
-                             "collector/aux", "collector/pipeline", "collector/input", "collector/live",
-                             "collector/session", "collector/kernel", "collector/service",
-                             "collector/doctor", "collector/cli"}) {
+  for (const char* folder :
+       {"record", "mapper", "output", "bpf", "collector/host", "collector/records", "collector/aux",
+        "collector/pipeline", "collector/input", "collector/live", "collector/session",
+        "collector/kernel", "collector/service", "collector/doctor", "collector/cli"}) {
     EXPECT_TRUE(folders_of_build.count(folder)) << folder << " is no library of the build";
   }
   std::set<std::string> folders;
@@ -165,7 +173,9 @@ TEST(IncludeLayering, TheBuildIsReadAndEveryFolderHasIncludes) {
   }
   // Every .cpp of the tree belongs to a library: no folder is left outside the build.
   for (const auto& entry : fs::recursive_directory_iterator(kRoot / "collector")) {
-    if (entry.is_directory()) EXPECT_TRUE(folders_of_build.count(fs::relative(entry.path(), kRoot).generic_string())) << entry.path();
+    if (entry.is_directory())
+      EXPECT_TRUE(folders_of_build.count(fs::relative(entry.path(), kRoot).generic_string()))
+          << entry.path();
   }
 }
 
@@ -178,15 +188,18 @@ TEST(IncludeLayering, AFolderIncludesOnlyWhatItsLibraryLinks) {
     if (!inc.quoted) {
       for (const auto& [prefix, package] : kPackageHeaders) {
         if (inc.target.starts_with(prefix)) {
-          EXPECT_TRUE(reach.count(package)) << where(inc) << ": " << library_of.at(from) << " does not link " << package;
+          EXPECT_TRUE(reach.count(package))
+              << where(inc) << ": " << library_of.at(from) << " does not link " << package;
         }
       }
       continue;
     }
     const std::string to = folder_of(inc.target);
-    ASSERT_TRUE(fs::exists(kRoot / source_of(inc.target))) << where(inc) << ": no such file in the tree";
+    ASSERT_TRUE(fs::exists(kRoot / source_of(inc.target)))
+        << where(inc) << ": no such file in the tree";
     auto to_library = library_of.find(to);
-    ASSERT_NE(to_library, library_of.end()) << where(inc) << ": includes a folder outside the libraries";
+    ASSERT_NE(to_library, library_of.end())
+        << where(inc) << ": includes a folder outside the libraries";
     EXPECT_TRUE(reach.count(to_library->second))
         << where(inc) << ": " << library_of.at(from) << " does not link " << to_library->second;
   }
@@ -208,7 +221,8 @@ TEST(IncludeLayering, FoldersFormNoCycle) {
     for (const std::string& next : edges[f]) {
       if (state[next] == 1) {
         std::string cycle;
-        for (auto it = std::find(path.begin(), path.end(), next); it != path.end(); ++it) cycle += *it + " -> ";
+        for (auto it = std::find(path.begin(), path.end(), next); it != path.end(); ++it)
+          cycle += *it + " -> ";
         ADD_FAILURE() << "cycle between folders: " << cycle << next;
       } else if (state[next] == 0) {
         visit(next);
@@ -247,10 +261,12 @@ TEST(IncludeLayering, SkeletonsAreIncludedThroughTheirCppWrapperOnly) {
   static const std::string kSkeleton = ".skel.h";
   for (const Include& inc : includes_of_tree()) {
     if (inc.target.size() <= kSkeleton.size() ||
-        inc.target.compare(inc.target.size() - kSkeleton.size(), kSkeleton.size(), kSkeleton) != 0) {
+        inc.target.compare(inc.target.size() - kSkeleton.size(), kSkeleton.size(), kSkeleton) !=
+            0) {
       continue;
     }
-    const std::string wrapper = inc.target.substr(0, inc.target.size() - kSkeleton.size()) + "_skeleton.h";
+    const std::string wrapper =
+        inc.target.substr(0, inc.target.size() - kSkeleton.size()) + "_skeleton.h";
     EXPECT_EQ(inc.file, wrapper) << where(inc) << ": include " << wrapper << " instead";
   }
 }

@@ -10,11 +10,13 @@ namespace {
 
 // 0x1000 push rbp | 0x1001 nop | 0x1002 call +0 | 0x1007 je +2 | 0x1009 jmp +0 | 0x100b jmp rax
 // | 0x100d ret | 0x100e nop
-const uint8_t kCode[] = {0x55, 0x90, 0xe8, 0, 0, 0, 0, 0x74, 0x02, 0xeb, 0x00, 0xff, 0xe0, 0xc3, 0x90};
+const uint8_t kCode[] = {0x55, 0x90, 0xe8, 0,    0,    0,    0,   0x74,
+                         0x02, 0xeb, 0x00, 0xff, 0xe0, 0xc3, 0x90};
 
 InstructionMap make_map(std::vector<uint64_t> symbols) {
   std::vector<CodeSection> sections;
-  sections.push_back(CodeSection{0x1000, std::span<const uint8_t>(kCode, sizeof kCode), std::move(symbols)});
+  sections.push_back(
+      CodeSection{0x1000, std::span<const uint8_t>(kCode, sizeof kCode), std::move(symbols)});
   return InstructionMap(EM_X86_64, std::move(sections));
 }
 
@@ -27,7 +29,8 @@ TEST(InstructionMap, SweepsFromEachSymbolAndKnowsBranchKinds) {
   EXPECT_FALSE(map.is_code(0x1003));
   EXPECT_EQ(map.at(0x1007)->kind, InstructionKind::Other);
   EXPECT_EQ(map.at(0x1009)->kind, InstructionKind::UnconditionalJump);
-  EXPECT_EQ(map.at(0x100b)->kind, InstructionKind::Other) << "indirect jumps are not 'unconditional'";
+  EXPECT_EQ(map.at(0x100b)->kind, InstructionKind::Other)
+      << "indirect jumps are not 'unconditional'";
   EXPECT_EQ(map.at(0x100d)->kind, InstructionKind::Return);
   std::vector<uint64_t> starts;
   map.for_each(0x1002, 0x100b, [&](const Instruction& i) { starts.push_back(i.address); });
@@ -52,14 +55,17 @@ TEST(InstructionMap, InstructionsCapstoneLacksHaveLlvmsLengths) {
   // From llvm-objdump-19 of a distribution kernel: serialize, rdpkru, wrpkru, monitorx, mwaitx
   // (0f 01 xx), rmpadjust (f3 0f 01 fe), pvalidate (f2 0f 01 ff), ud1l %esp, %ecx (0f b9 cc),
   // then a nop: each an instruction of its own, at the address LLVM starts it.
-  const uint8_t code[] = {0x0f, 0x01, 0xe8, 0x0f, 0x01, 0xee, 0x0f, 0x01, 0xef, 0x0f, 0x01, 0xfa, 0x0f, 0x01, 0xfb,
-                          0xf3, 0x0f, 0x01, 0xfe, 0xf2, 0x0f, 0x01, 0xff, 0x0f, 0xb9, 0xcc, 0x90};
+  const uint8_t code[] = {0x0f, 0x01, 0xe8, 0x0f, 0x01, 0xee, 0x0f, 0x01, 0xef,
+                          0x0f, 0x01, 0xfa, 0x0f, 0x01, 0xfb, 0xf3, 0x0f, 0x01,
+                          0xfe, 0xf2, 0x0f, 0x01, 0xff, 0x0f, 0xb9, 0xcc, 0x90};
   std::vector<CodeSection> sections;
   sections.push_back(CodeSection{0x3000, std::span<const uint8_t>(code, sizeof code), {0x3000}});
   const InstructionMap map(EM_X86_64, std::move(sections));
   std::vector<uint64_t> starts;
-  map.for_each(0x3000, 0x3000 + sizeof code - 1, [&](const Instruction& i) { starts.push_back(i.address); });
-  EXPECT_EQ(starts, (std::vector<uint64_t>{0x3000, 0x3003, 0x3006, 0x3009, 0x300c, 0x300f, 0x3013, 0x3017, 0x301a}));
+  map.for_each(0x3000, 0x3000 + sizeof code - 1,
+               [&](const Instruction& i) { starts.push_back(i.address); });
+  EXPECT_EQ(starts, (std::vector<uint64_t>{0x3000, 0x3003, 0x3006, 0x3009, 0x300c, 0x300f, 0x3013,
+                                           0x3017, 0x301a}));
 }
 
 TEST(InstructionMap, AvxFiveTwelveInstructionsHaveLlvmsLengths) {
@@ -76,7 +82,8 @@ TEST(InstructionMap, AvxFiveTwelveInstructionsHaveLlvmsLengths) {
   sections.push_back(CodeSection{0x4000, std::span<const uint8_t>(code, sizeof code), {0x4000}});
   const InstructionMap map(EM_X86_64, std::move(sections));
   std::vector<uint64_t> starts;
-  map.for_each(0x4000, 0x4000 + sizeof code - 1, [&](const Instruction& i) { starts.push_back(i.address); });
+  map.for_each(0x4000, 0x4000 + sizeof code - 1,
+               [&](const Instruction& i) { starts.push_back(i.address); });
   EXPECT_EQ(starts, (std::vector<uint64_t>{0x4000, 0x4006, 0x400d, 0x4016, 0x4020, 0x4027}));
 }
 
@@ -89,7 +96,8 @@ TEST(InstructionMap, ASymbolInsideAnInstructionStartsANewSweep) {
 
 TEST(InstructionMap, UnconditionalBranchesInsideARange) {
   const InstructionMap map = make_map({0x1000});
-  EXPECT_FALSE(map.crosses_unconditional_branch(0x1000, 0x1002)) << "the range's last instruction may branch";
+  EXPECT_FALSE(map.crosses_unconditional_branch(0x1000, 0x1002))
+      << "the range's last instruction may branch";
   EXPECT_TRUE(map.crosses_unconditional_branch(0x1000, 0x1007));  // the call
   EXPECT_FALSE(map.crosses_unconditional_branch(0x1007, 0x1009));
   EXPECT_FALSE(map.crosses_unconditional_branch(0x100b, 0x100d)) << "jmp rax does not count";

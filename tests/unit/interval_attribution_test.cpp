@@ -23,8 +23,8 @@ class AttributionTest : public ::testing::Test {
  protected:
   static constexpr uint64_t kTime = 1000;
 
-  MmapRecord mmap(uint32_t pid, uint64_t start, uint64_t len, const std::string& path, uint64_t pgoff = 0,
-                  bool executable = true) {
+  MmapRecord mmap(uint32_t pid, uint64_t start, uint64_t len, const std::string& path,
+                  uint64_t pgoff = 0, bool executable = true) {
     names_.push_back(path);
     MmapRecord m;
     m.pid = m.tid = pid;
@@ -58,7 +58,9 @@ class AttributionTest : public ::testing::Test {
     return t;
   }
   void apply(const Record& r) { attribution_.consume(pipeline_, r); }
-  void count(uint32_t tgid, uint64_t ip, uint64_t n) { attribution_.add_count(pipeline_, tgid, ip, n, kTime); }
+  void count(uint32_t tgid, uint64_t ip, uint64_t n) {
+    attribution_.add_count(pipeline_, tgid, ip, n, kTime);
+  }
   void end() { attribution_.end_interval(pipeline_); }
   // Samples counted in the file at `path`.
   uint64_t in(const std::string& path) const {
@@ -78,7 +80,7 @@ class AttributionTest : public ::testing::Test {
 
 TEST_F(AttributionTest, AnUnchangedProcessIsResolvedAndANewMappingOverNothingIsNoChange) {
   apply(mmap(10, 0x400000, 0x1000, "/bin/a"));
-  end();  // an earlier interval
+  end();                                                 // an earlier interval
   apply(mmap(10, 0x7f0000000000, 0x2000, "/lib/b.so"));  // dlopen during the interval
   count(10, 0x400010, 5);
   count(10, 0x7f0000001000, 3);
@@ -94,8 +96,8 @@ TEST_F(AttributionTest, CodeRemappedByAnotherFileWithinTheIntervalIsAmbiguous) {
   apply(mmap(10, 0x400000, 0x2000, "/bin/a"));
   end();
   apply(mmap(10, 0x401000, 0x1000, "/tmp/jit-code"));  // replaces a's second page
-  count(10, 0x400010, 4);   // a's first page: untouched
-  count(10, 0x401010, 6);   // a or the new file: cannot be told
+  count(10, 0x400010, 4);                              // a's first page: untouched
+  count(10, 0x401010, 6);                              // a or the new file: cannot be told
   end();
   EXPECT_EQ(in("/bin/a"), 4u);
   EXPECT_EQ(in("/tmp/jit-code"), 0u);
@@ -133,9 +135,9 @@ TEST_F(AttributionTest, ExecWithinTheIntervalKeepsTheNewImageAndCountsTheOldAddr
   apply(mmap(20, 0x7f0000000000, 0x1000, "/lib/libc.so"));
   end();
   apply(exec(20));
-  apply(mmap(20, 0x500000, 0x1000, "/usr/bin/work"));              // where sh was not
-  apply(mmap(20, 0x7f0000000000, 0x1000, "/lib/libc.so"));         // the same libc, same base
-  apply(mmap(20, 0x400000, 0x1000, "/usr/lib/other.so"));          // where sh was
+  apply(mmap(20, 0x500000, 0x1000, "/usr/bin/work"));       // where sh was not
+  apply(mmap(20, 0x7f0000000000, 0x1000, "/lib/libc.so"));  // the same libc, same base
+  apply(mmap(20, 0x400000, 0x1000, "/usr/lib/other.so"));   // where sh was
   count(20, 0x500010, 10);
   count(20, 0x7f0000000010, 4);
   count(20, 0x400010, 2);  // sh before the exec, or other.so after it

@@ -29,17 +29,20 @@ TEST(KallsymsDirectorySetAside, ATruncatedFunctionsTxtIsSetAsideHiddenEntriesLef
   const DirectoryHandle output = DirectoryHandle::open_path(dir.path.string(), 0700);
   write_generation(output, name, render_kallsyms_profile(kernel_profile(), {kBuildId, "cycles"}));
   const fs::path sub = dir.path / name;
-  ASSERT_TRUE(read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Merge).profile);
+  ASSERT_TRUE(
+      read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Merge).profile);
 
   put(sub / "functions.txt", without_last_line(slurp(sub / "functions.txt")));
   put(sub / ".functions.txt.tmp-0123456789ab", "a write in progress\n");
-  const KallsymsDirectory read = read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Store);
+  const KallsymsDirectory read =
+      read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Store);
   EXPECT_FALSE(read.profile);
   ASSERT_EQ(read.faults.size(), 1u);
   EXPECT_EQ(read.faults[0].file, (sub / "functions.txt").string()) << read.faults[0].text();
   EXPECT_TRUE(fs::exists(sub / ".functions.txt.tmp-0123456789ab"));
   size_t set_aside = 0;
-  for (const auto& entry : fs::directory_iterator(sub)) set_aside += is_set_aside(entry.path().filename().string());
+  for (const auto& entry : fs::directory_iterator(sub))
+    set_aside += is_set_aside(entry.path().filename().string());
   EXPECT_EQ(set_aside, 4u) << "autofdo.unsym, functions.txt, samples.ip and meta.json";
 }
 
@@ -47,8 +50,10 @@ TEST(KallsymsDirectorySetAside, AnotherKernelsProfileUnderThisKernelsNameIsRefus
   ScratchDirectory dir;
   const std::string name = std::string("kernel.kallsyms-") + kBuildId;
   const DirectoryHandle output = DirectoryHandle::open_path(dir.path.string(), 0700);
-  write_generation(output, name, render_kallsyms_profile(kernel_profile(), {kOtherBuildId, "cycles"}));
-  EXPECT_THROW(read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Merge), OutputError);
+  write_generation(output, name,
+                   render_kallsyms_profile(kernel_profile(), {kOtherBuildId, "cycles"}));
+  EXPECT_THROW(read_kallsyms_directory(*output.open_subdirectory(name), DirectoryStrictness::Merge),
+               OutputError);
 }
 
 }  // namespace

@@ -10,7 +10,8 @@
 namespace profcollect {
 namespace {
 
-std::string file_of(const std::vector<std::pair<std::string, std::string>>& files, const std::string& name) {
+std::string file_of(const std::vector<std::pair<std::string, std::string>>& files,
+                    const std::string& name) {
   for (const auto& [n, content] : files) {
     if (n == name) return content;
   }
@@ -19,17 +20,21 @@ std::string file_of(const std::vector<std::pair<std::string, std::string>>& file
 }
 
 // Two runs over the symbols: kernel image f at 0x1000, g at 0x1100; module m's h at 0x9000.
-KallsymsProfile run(uint64_t f_samples, uint64_t g_samples, uint64_t h_samples, uint64_t unattributed, uint64_t when) {
+KallsymsProfile run(uint64_t f_samples, uint64_t g_samples, uint64_t h_samples,
+                    uint64_t unattributed, uint64_t when) {
   const uint64_t text = 0xffffffff81000000;
   std::unordered_map<uint64_t, uint64_t> addresses;
   if (f_samples) addresses[text + 0x1004] = f_samples;
   if (g_samples) addresses[text + 0x1100] = g_samples;
   if (h_samples) addresses[0xffffffffc0009010] = h_samples;
   if (unattributed) addresses[text - 0x10] = unattributed;
-  const std::vector<KernelSymbol> symbols = {
-      {text, "_text", ""}, {text + 0x1000, "f", ""}, {text + 0x1100, "g", ""}, {0xffffffffc0009000, "h", "m"}};
+  const std::vector<KernelSymbol> symbols = {{text, "_text", ""},
+                                             {text + 0x1000, "f", ""},
+                                             {text + 0x1100, "g", ""},
+                                             {0xffffffffc0009000, "h", "m"}};
   KallsymsProfile p;
-  p.functions = summarize_kernel_functions(addresses, symbols, text + 0x2000, {{"m", 0xffffffffc0009000, 0xffffffffc000a000}});
+  p.functions = summarize_kernel_functions(addresses, symbols, text + 0x2000,
+                                           {{"m", 0xffffffffc0009000, 0xffffffffc000a000}});
   if (f_samples) p.text_offsets.add(0x1004, f_samples);
   if (g_samples) p.text_offsets.add(0x1100, g_samples);
   p.first_sample_ns = p.last_sample_ns = when;
@@ -53,7 +58,8 @@ TEST(KallsymsProfile, TwoRunsAddUpAndTheFilesReadBackToTheSameCounts) {
   EXPECT_EQ(total.last_sample_ns, 200u);
 
   const auto files = render_kallsyms_profile(total, {"abcd", "cpu-clock:k"});
-  EXPECT_EQ(file_of(files, "functions.txt"), "30 40.00% f kernel\n30 40.00% g kernel\n12 16.00% h m\n");
+  EXPECT_EQ(file_of(files, "functions.txt"),
+            "30 40.00% f kernel\n30 40.00% g kernel\n12 16.00% h m\n");
   EXPECT_EQ(file_of(files, "samples.ip"), "1004 30\n1100 30\n");
   EXPECT_EQ(file_of(files, "autofdo.unsym"), "2\n1004-1004:30\n1100-1100:30\n0\n");
   const nlohmann::json meta = nlohmann::json::parse(file_of(files, "meta.json"));
@@ -62,8 +68,9 @@ TEST(KallsymsProfile, TwoRunsAddUpAndTheFilesReadBackToTheSameCounts) {
   EXPECT_EQ(meta["modules"]["m"], 12);
 
   std::string error;
-  const auto back = parse_kallsyms_profile(file_of(files, "samples.ip"), file_of(files, "functions.txt"),
-                                           file_of(files, "meta.json"), &error);
+  const auto back =
+      parse_kallsyms_profile(file_of(files, "samples.ip"), file_of(files, "functions.txt"),
+                             file_of(files, "meta.json"), &error);
   ASSERT_TRUE(back) << error;
   EXPECT_EQ(back->text_offsets.counts(), total.text_offsets.counts());
   EXPECT_EQ(back->functions.samples, 75u);
@@ -72,7 +79,8 @@ TEST(KallsymsProfile, TwoRunsAddUpAndTheFilesReadBackToTheSameCounts) {
   // A third run adds to what was read back as to what was in memory.
   KallsymsProfile again = *back;
   add_kallsyms_profile(again, run(1, 0, 0, 0, 300));
-  EXPECT_EQ(render_kernel_functions(again.functions), "31 40.79% f kernel\n30 39.47% g kernel\n12 15.79% h m\n");
+  EXPECT_EQ(render_kernel_functions(again.functions),
+            "31 40.79% f kernel\n30 39.47% g kernel\n12 15.79% h m\n");
 }
 
 TEST(KallsymsProfile, DamagedOrDisagreeingFilesAreRefusedNamingTheFile) {
@@ -89,7 +97,8 @@ TEST(KallsymsProfile, DamagedOrDisagreeingFilesAreRefusedNamingTheFile) {
   EXPECT_FALSE(parse_kallsyms_profile("1004 3\n", functions, meta, &error));
   EXPECT_EQ(error, "samples.ip does not hold meta.json's samples");
   EXPECT_FALSE(parse_kallsyms_profile(ips, "3 37.50% f kernel\n", meta, &error));
-  EXPECT_EQ(error, "functions.txt and meta.json's unattributed do not add up to its kernel_samples");
+  EXPECT_EQ(error,
+            "functions.txt and meta.json's unattributed do not add up to its kernel_samples");
   nlohmann::json negative = nlohmann::json::parse(meta);
   negative["unattributed"] = -1;
   EXPECT_FALSE(parse_kallsyms_profile(ips, functions, negative.dump(), &error));

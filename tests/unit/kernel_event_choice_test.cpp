@@ -11,8 +11,8 @@
 namespace profcollect {
 namespace {
 
-SelectionContext context_for(const std::string& vendor, BranchHardware hw, bool brs, int cycles_errno,
-                             int raw_errno = 0) {
+SelectionContext context_for(const std::string& vendor, BranchHardware hw, bool brs,
+                             int cycles_errno, int raw_errno = 0) {
   SelectionContext c;
   c.permissions = PerfPermissions::from(2, uint64_t{1} << kCapPerfmon, 0);
   c.cpu.vendor = vendor;
@@ -28,7 +28,8 @@ SelectionContext context_for(const std::string& vendor, BranchHardware hw, bool 
 }
 
 TEST(KernelEventChoice, IntelLbrTakesTheRecipesTakenBranchEvent) {
-  const EventSelection s = select_kernel_event({}, context_for("GenuineIntel", BranchHardware::IntelLbr, false, 0));
+  const EventSelection s =
+      select_kernel_event({}, context_for("GenuineIntel", BranchHardware::IntelLbr, false, 0));
   EXPECT_EQ(s.name, "r20c4:k");
   const perf_event_attr a = make_sampling_attr(s, TargetKind::SystemWide);
   EXPECT_EQ(a.type, uint32_t{PERF_TYPE_RAW});
@@ -43,7 +44,8 @@ TEST(KernelEventChoice, IntelLbrTakesTheRecipesTakenBranchEvent) {
 }
 
 TEST(KernelEventChoice, AmdBrsAndLbrV2TakeRetiredTakenBranches) {
-  for (const auto& [hw, brs] : {std::pair{BranchHardware::None, true}, std::pair{BranchHardware::AmdLbrV2, false}}) {
+  for (const auto& [hw, brs] :
+       {std::pair{BranchHardware::None, true}, std::pair{BranchHardware::AmdLbrV2, false}}) {
     const EventSelection s = select_kernel_event({}, context_for("AuthenticAMD", hw, brs, 0));
     EXPECT_EQ(s.name, "rc4:k");
     const perf_event_attr a = make_sampling_attr(s, TargetKind::SystemWide);
@@ -55,8 +57,8 @@ TEST(KernelEventChoice, AmdBrsAndLbrV2TakeRetiredTakenBranches) {
 }
 
 TEST(KernelEventChoice, RefusedBranchEventFallsBackToCyclesAndSaysWhy) {
-  const EventSelection s =
-      select_kernel_event({}, context_for("GenuineIntel", BranchHardware::IntelLbr, false, 0, EOPNOTSUPP));
+  const EventSelection s = select_kernel_event(
+      {}, context_for("GenuineIntel", BranchHardware::IntelLbr, false, 0, EOPNOTSUPP));
   EXPECT_EQ(s.name, "cycles:k");
   EXPECT_NE(s.engine_note.find("refused"), std::string::npos) << s.engine_note;
   const perf_event_attr a = make_sampling_attr(s, TargetKind::SystemWide);
@@ -65,7 +67,8 @@ TEST(KernelEventChoice, RefusedBranchEventFallsBackToCyclesAndSaysWhy) {
 }
 
 TEST(KernelEventChoice, NoPmuFallsBackToCpuClockKernelOnly) {
-  const EventSelection s = select_kernel_event({}, context_for("AuthenticAMD", BranchHardware::None, false, ENOENT));
+  const EventSelection s =
+      select_kernel_event({}, context_for("AuthenticAMD", BranchHardware::None, false, ENOENT));
   EXPECT_EQ(s.engine, SamplingEngine::CpuClock);
   EXPECT_EQ(s.name, "cpu-clock:k");
   EXPECT_NE(s.engine_note.find("no branch stack"), std::string::npos) << s.engine_note;

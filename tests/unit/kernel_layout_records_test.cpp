@@ -17,7 +17,8 @@ TEST(KernelLayoutRecords, KernelImageAndModulesAreMappedAsPerfSynthesizesThem) {
   const KallsymsTable kallsyms = parse_kallsyms(
       "ffffffff8b000000 T _text\nffffffff8b000000 T _stext\nffffffff8c200000 T _etext\n"
       "ffffffff8b000100 T start_kernel\n");
-  const std::vector<LoadedModule> modules = {{"fuse", 0xffffffffc0a5d000, 0x2b000}, {"hidden", 0, 0x1000}};
+  const std::vector<LoadedModule> modules = {{"fuse", 0xffffffffc0a5d000, 0x2b000},
+                                             {"hidden", 0, 0x1000}};
   const KernelLayoutRecords layout(kallsyms, modules);
   EXPECT_EQ(layout.text(), 0xffffffff8b000000u);
   ASSERT_EQ(layout.records().size(), 2u);  // a module whose address is hidden is left out
@@ -42,7 +43,9 @@ TEST(KernelLayoutRecords, KernelImageAndModulesAreMappedAsPerfSynthesizesThem) {
 }
 
 TEST(KernelLayoutRecords, HiddenAddressesAndNoReferenceSymbolAreRefused) {
-  EXPECT_THROW(KernelLayoutRecords(parse_kallsyms("0000000000000000 T _text\n0000000000000000 T f\n"), {}), SettingError);
+  EXPECT_THROW(
+      KernelLayoutRecords(parse_kallsyms("0000000000000000 T _text\n0000000000000000 T f\n"), {}),
+      SettingError);
   EXPECT_THROW(KernelLayoutRecords(parse_kallsyms("ffffffff81000100 T f\n"), {}), SettingError);
   // _stext alone is taken, as perf falls back to it.
   const KernelLayoutRecords stext(parse_kallsyms("ffffffff81000000 T _stext\n"), {});

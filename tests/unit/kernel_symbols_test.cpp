@@ -34,8 +34,9 @@ TEST(Kallsyms, TextSymbolsSortedWithTheirModuleAndTheReferenceSymbols) {
   EXPECT_FALSE(t.hidden);
   std::vector<std::string> names;
   for (const auto& s : t.functions) names.push_back(s.name + "/" + s.module);
-  EXPECT_EQ(names, (std::vector<std::string>{"_text/", "_stext/", "kernel_alpha/", "kernel_beta/", "weak_fn/",
-                                             "_etext/", "mod_open/fake_mod", "mod_read/fake_mod"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"_text/", "_stext/", "kernel_alpha/", "kernel_beta/",
+                                             "weak_fn/", "_etext/", "mod_open/fake_mod",
+                                             "mod_read/fake_mod"}));
 }
 
 TEST(Kallsyms, ZeroedAddressesAreHidden) {
@@ -55,7 +56,8 @@ TEST(ProcModules, NameSizeAndAddress) {
   EXPECT_EQ(m[1].address, 0xffffffffc09f0000u);
 }
 
-void append_note(std::string& out, const std::string& name_with_nul, uint32_t type, const std::string& desc) {
+void append_note(std::string& out, const std::string& name_with_nul, uint32_t type,
+                 const std::string& desc) {
   auto word = [&](uint32_t w) { out.append(reinterpret_cast<const char*>(&w), 4); };
   word(static_cast<uint32_t>(name_with_nul.size()));
   word(static_cast<uint32_t>(desc.size()));
@@ -70,7 +72,8 @@ TEST(KernelNotes, BuildIdAfterOtherNotes) {
   std::string notes;
   append_note(notes, std::string("Xen\0", 4), 18, std::string("\x00\x00\x00\x01", 4));
   append_note(notes, std::string("Linux\0", 6), 6, std::string("6.1\0", 4));
-  const std::string id("\xa3\xe4\xcd\x60\xa8\xec\x14\xf0\x2a\xa4\x1b\x41\xd5\xb5\x84\x6d\x3d\x9f\x1d\xd8", 20);
+  const std::string id(
+      "\xa3\xe4\xcd\x60\xa8\xec\x14\xf0\x2a\xa4\x1b\x41\xd5\xb5\x84\x6d\x3d\x9f\x1d\xd8", 20);
   append_note(notes, std::string("GNU\0", 4), NT_GNU_BUILD_ID, id);
   const auto got = build_id_from_notes(notes);
   ASSERT_TRUE(got);
@@ -98,7 +101,8 @@ TEST(KernelFunctionSummary, AddressesGoToTheSymbolBelowWithinTheirImage) {
       {0xffffffff80000000, 1},  // below every symbol
   };
   const std::vector<ModuleRange> modules = {{"fake_mod", 0xffffffffa0000000, 0xffffffffa0001000}};
-  const KernelFunctionSummary s = summarize_kernel_functions(counts, t.functions, *t.etext, modules);
+  const KernelFunctionSummary s =
+      summarize_kernel_functions(counts, t.functions, *t.etext, modules);
   EXPECT_EQ(s.samples, 17u);
   EXPECT_EQ(s.unattributed, 5u);
   ASSERT_EQ(s.functions.size(), 3u);

@@ -26,9 +26,8 @@ class LiveSourceTest : public ::testing::Test {
     // The builder's view of the same attr, written from the ABI independently of our decoder.
     battr_.sample_type = attr_.sample_type;
     battr_.flags = pb::kFlagSampleIdAll;
-    source_ = std::make_unique<LiveRecordSource>(attr_, std::span<const uint64_t>{},
-                                                 std::vector<RingBuffer*>{&rb0_, &rb1_},
-                                                 "cpu-clock");
+    source_ = std::make_unique<LiveRecordSource>(
+        attr_, std::span<const uint64_t>{}, std::vector<RingBuffer*>{&rb0_, &rb1_}, "cpu-clock");
   }
 
   std::vector<uint8_t> sample(uint64_t time, uint32_t cpu, uint64_t ip = 0x401000) {
@@ -166,7 +165,7 @@ TEST_F(LiveSourceTest, CountsAuxRecords) {
     return pb::record(11, 0, pb::trailer(b, at(time, 0), battr_));
   };
   ASSERT_TRUE(cpu0_.write(aux(0, 4096, 0, 10)));
-  ASSERT_TRUE(cpu0_.write(aux(4096, 1024, 0x01, 11)));         // TRUNCATED
+  ASSERT_TRUE(cpu0_.write(aux(4096, 1024, 0x01, 11)));          // TRUNCATED
   ASSERT_TRUE(cpu0_.write(aux(5120, 512, 0x08 | 0x0100, 12)));  // COLLISION, SPE's format
   source_->drain();
   source_->finish();
@@ -248,7 +247,8 @@ TEST(LiveSourceBranchTest, BranchStacksComeOutAsWritten) {
   battr.flags = pb::kFlagSampleIdAll;
   FakeRingBuffer cpu0(8192);
   RingBuffer rb(cpu0.reader());
-  LiveRecordSource source(attr, std::span<const uint64_t>{}, std::vector<RingBuffer*>{&rb}, "cycles:u");
+  LiveRecordSource source(attr, std::span<const uint64_t>{}, std::vector<RingBuffer*>{&rb},
+                          "cycles:u");
 
   std::vector<std::vector<pb::Branch>> written;
   for (uint64_t t = 1; t <= 3; ++t) {
@@ -259,8 +259,9 @@ TEST(LiveSourceBranchTest, BranchStacksComeOutAsWritten) {
     smp.period = 100003;
     // mispredicted, predicted, cycles and type bits set differently per entry
     for (uint64_t i = 0; i < 32; ++i) {
-      smp.branches.push_back(pb::Branch{0x401000 + t * 0x100 + i, 0x402000 + i,
-                                        (i % 3 == 0 ? 1u : 2u) | ((i * 7 + t) << 4) | ((i % 5) << 20)});
+      smp.branches.push_back(
+          pb::Branch{0x401000 + t * 0x100 + i, 0x402000 + i,
+                     (i % 3 == 0 ? 1u : 2u) | ((i * 7 + t) << 4) | ((i % 5) << 20)});
     }
     written.push_back(smp.branches);
     ASSERT_TRUE(cpu0.write(pb::sample(smp, battr)));

@@ -39,7 +39,8 @@ MachineFacts healthy() {
   f.lock_budget.unlimited = true;
   f.lock_budget.online_cpus = 8;
   f.strip_version = "GNU strip (GNU Binutils for Debian) 2.40";
-  f.modules = std::vector<ModuleDebugFact>{{"fuse", "/lib/modules/x/fuse.ko", "/usr/lib/debug/lib/modules/x/fuse.ko"}};
+  f.modules = std::vector<ModuleDebugFact>{
+      {"fuse", "/lib/modules/x/fuse.ko", "/usr/lib/debug/lib/modules/x/fuse.ko"}};
   f.vmlinux.running_build_id = "aa11";
   f.vmlinux.path = "/usr/lib/debug/boot/vmlinux-6.1.0-28-amd64";
   f.vmlinux.build_id = "aa11";
@@ -55,9 +56,18 @@ const MachineCheck& find(const std::vector<MachineCheck>& checks, const std::str
 
 TEST(MachineChecksTest, EveryCheckIsOkOnAHealthyHostAndNoneAsksForAFix) {
   const std::vector<MachineCheck> checks = check_machine(healthy());
-  const std::set<std::string> expected = {"pmu", "branch_stack", "spe", "perf_event_paranoid", "kptr_restrict",
-                                          "capabilities", "bpf", "btf", "mlock_budget", "vmlinux",
-                                          "module_debug_info", "toolchain"};
+  const std::set<std::string> expected = {"pmu",
+                                          "branch_stack",
+                                          "spe",
+                                          "perf_event_paranoid",
+                                          "kptr_restrict",
+                                          "capabilities",
+                                          "bpf",
+                                          "btf",
+                                          "mlock_budget",
+                                          "vmlinux",
+                                          "module_debug_info",
+                                          "toolchain"};
   std::set<std::string> ids;
   for (const MachineCheck& c : checks) {
     ids.insert(c.id);
@@ -228,7 +238,8 @@ TEST(MachineChecksTest, VmlinuxAbsentForeignOrWithoutDebugInfo) {
   f.vmlinux.has_debug_info = false;
   EXPECT_EQ(find(check_machine(f), "vmlinux").status, CheckStatus::Limited);
   f.vmlinux = VmlinuxFact{};
-  f.vmlinux.looked_at = {"/usr/lib/debug/boot/vmlinux-6.1.0-28-amd64", "/boot/vmlinux-6.1.0-28-amd64"};
+  f.vmlinux.looked_at = {"/usr/lib/debug/boot/vmlinux-6.1.0-28-amd64",
+                         "/boot/vmlinux-6.1.0-28-amd64"};
   c = find(check_machine(f), "vmlinux");
   EXPECT_EQ(c.status, CheckStatus::Missing);
   EXPECT_NE(c.detail.find("/boot/vmlinux-6.1.0-28-amd64"), std::string::npos) << c.detail;
@@ -240,7 +251,8 @@ TEST(MachineChecksTest, ModulesWithoutDebugInfoAreNamed) {
   f.modules->push_back({"kvm_intel", "/lib/modules/x/kvm-intel.ko", ""});
   MachineCheck c = find(check_machine(f), "module_debug_info");
   EXPECT_EQ(c.status, CheckStatus::Limited);
-  EXPECT_NE(c.detail.find("2 modules loaded, 2 .ko found, 1 with debug info"), std::string::npos) << c.detail;
+  EXPECT_NE(c.detail.find("2 modules loaded, 2 .ko found, 1 with debug info"), std::string::npos)
+      << c.detail;
   EXPECT_NE(c.detail.find("kvm_intel"), std::string::npos) << c.detail;
   f.modules.reset();
   EXPECT_EQ(find(check_machine(f), "module_debug_info").status, CheckStatus::Info);
@@ -284,7 +296,8 @@ TEST(MachineFactsTest, ModulesAreFoundThroughModulesDepByTheKernelsName) {
   EXPECT_EQ((*modules)[0].file, "/lib/modules/r/kernel/arch/x86/kvm/kvm-intel.ko");
   EXPECT_EQ((*modules)[1].file, "/lib/modules/r/kernel/fs/fuse/fuse.ko");
   EXPECT_EQ((*modules)[2].file, "");
-  for (const ModuleDebugFact& m : *modules) EXPECT_EQ(m.debug_file, "") << m.name;  // the files do not exist
+  for (const ModuleDebugFact& m : *modules)
+    EXPECT_EQ(m.debug_file, "") << m.name;  // the files do not exist
 }
 
 // The probes faked as a machine where everything is present would answer them: an Intel host
@@ -295,9 +308,11 @@ TEST(MachineFactsTest, ModulesAreFoundThroughModulesDepByTheKernelsName) {
 TEST(MachineFactsTest, ProbesFakedAsAMachineWithEverythingGiveItsFactsAndOkChecks) {
   FakeFiles files;
   files.files["/proc/cpuinfo"] =
-      "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr pdcm pebs bts\n";
+      "processor\t: 0\nvendor_id\t: GenuineIntel\nflags\t\t: fpu vme de pse tsc msr pdcm pebs "
+      "bts\n";
   const std::string devices = kEventSourceDevices;
-  for (const char* pmu : {"cpu", "software", "tracepoint"}) files.files[devices + "/" + pmu + "/type"] = "4\n";
+  for (const char* pmu : {"cpu", "software", "tracepoint"})
+    files.files[devices + "/" + pmu + "/type"] = "4\n";
   files.files[devices + "/cpu/caps/branches"] = "32\n";
   files.files["/proc/sys/kernel/perf_event_paranoid"] = "-1\n";
   files.files["/proc/sys/kernel/kptr_restrict"] = "0\n";
@@ -308,7 +323,11 @@ TEST(MachineFactsTest, ProbesFakedAsAMachineWithEverythingGiveItsFactsAndOkCheck
   std::vector<std::string> versions_asked;
   const MachineProbes probes{
       .files = files,
-      .perf_open = [&](const perf_event_attr& a) { opened.push_back(a); return 0; },
+      .perf_open =
+          [&](const perf_event_attr& a) {
+            opened.push_back(a);
+            return 0;
+          },
       .bpf_probe = [] { return 1; },
       .tool_version = [&](const std::string& tool) -> std::optional<std::string> {
         versions_asked.push_back(tool);
@@ -335,7 +354,8 @@ TEST(MachineFactsTest, ProbesFakedAsAMachineWithEverythingGiveItsFactsAndOkCheck
   EXPECT_TRUE(f.modules->empty());
 
   const std::vector<MachineCheck> checks = check_machine(f);
-  for (const char* id : {"pmu", "branch_stack", "perf_event_paranoid", "bpf", "btf", "toolchain", "module_debug_info"}) {
+  for (const char* id : {"pmu", "branch_stack", "perf_event_paranoid", "bpf", "btf", "toolchain",
+                         "module_debug_info"}) {
     const MachineCheck& c = find(checks, id);
     EXPECT_EQ(c.status, CheckStatus::Ok) << id << ": " << c.detail;
     EXPECT_TRUE(c.fix.empty()) << id << ": " << c.fix;

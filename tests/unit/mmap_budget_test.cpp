@@ -66,9 +66,10 @@ TEST(MmapBudget, RequestBeyondTheLimitSaysTheLimitAndHowToRaiseIt) {
     FAIL() << "-m 2048 accepted";
   } catch (const BufferSizeError& e) {
     const std::string m = e.spelled(cli_flag_of);
-    EXPECT_NE(std::string(e.what()).find("buffer pages 2048"), std::string::npos) << "settings, not flags: " << e.what();
+    EXPECT_NE(std::string(e.what()).find("buffer pages 2048"), std::string::npos)
+        << "settings, not flags: " << e.what();
     EXPECT_NE(m.find("-m 2048"), std::string::npos) << m;
-    EXPECT_NE(m.find("16392 KiB"), std::string::npos) << m;  // 4098 pages
+    EXPECT_NE(m.find("16392 KiB"), std::string::npos) << m;   // 4098 pages
     EXPECT_NE(m.find("= 9224 KiB"), std::string::npos) << m;  // 2306 pages
     EXPECT_NE(m.find("kernel.perf_event_mlock_kb 516 KiB x 2 CPUs"), std::string::npos) << m;
     EXPECT_NE(m.find("RLIMIT_MEMLOCK 8192 KiB"), std::string::npos) << m;

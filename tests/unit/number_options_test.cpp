@@ -13,8 +13,8 @@ TEST(NumberOptions, WholeNumbersInsideTheRangeOnly) {
   EXPECT_FALSE(check_whole_number("1", 1, 10));
   EXPECT_FALSE(check_whole_number("10", 1, 10));
   EXPECT_FALSE(check_whole_number("18446744073709551615", 0, UINT64_MAX));
-  for (const char* bad : {"0", "11", "-5", "+5", " 5", "5 ", "5x", "0x5", "1e1", "5.0", "", "nan", "inf",
-                          "18446744073709551616", "99999999999999999999999"}) {
+  for (const char* bad : {"0", "11", "-5", "+5", " 5", "5 ", "5x", "0x5", "1e1", "5.0", "", "nan",
+                          "inf", "18446744073709551616", "99999999999999999999999"}) {
     const auto why = check_whole_number(bad, 1, 10);
     ASSERT_TRUE(why) << bad;
     EXPECT_NE(why->find("1 to 10"), std::string::npos) << *why;
@@ -25,8 +25,8 @@ TEST(NumberOptions, SecondsAreFiniteDecimalsInsideTheRange) {
   EXPECT_FALSE(check_seconds("0.5", 0.001, 100));
   EXPECT_FALSE(check_seconds("100", 0.001, 100));
   EXPECT_FALSE(check_seconds(".25", 0.001, 100));
-  for (const char* bad : {"inf", "nan", "-inf", "1e400", "1e2", "-1", "0", "100.5", "1..2", ".", "", "0x1p3",
-                          "1,5", "infinity"}) {
+  for (const char* bad : {"inf", "nan", "-inf", "1e400", "1e2", "-1", "0", "100.5", "1..2", ".", "",
+                          "0x1p3", "1,5", "infinity"}) {
     EXPECT_TRUE(check_seconds(bad, 0.001, 100)) << bad;
   }
 }

@@ -103,15 +103,22 @@ std::vector<uint8_t> sample_at(uint64_t time, uint64_t id, const Attr& a) {
   return sample(s, a);
 }
 
-SampleId at(uint64_t time, uint64_t id = 1) { return SampleId{.pid = 42, .tid = 42, .time = time, .id = id}; }
+SampleId at(uint64_t time, uint64_t id = 1) {
+  return SampleId{.pid = 42, .tid = 42, .time = time, .id = id};
+}
 
 TEST_F(PerfDataReaderTest, FileModeReadsHeaderFeaturesAndRecordsInTimeOrder) {
   const Attr a = cycles_attr(), b = cpu_clock_attr();
   const std::vector<uint8_t> data = concat({
       comm(42, 42, "prog", false, at(0), a),
-      mmap2(Mmap2{.pid = 42, .tid = 42, .start = 0x400000, .len = 0x1000, .file = "/bin/prog"}, at(0), a),
-      sample_at(30, 1, a), sample_at(10, 3, b), finished_round(),
-      sample_at(20, 2, a), sample_at(40, 1, a), finished_round(),
+      mmap2(Mmap2{.pid = 42, .tid = 42, .start = 0x400000, .len = 0x1000, .file = "/bin/prog"},
+            at(0), a),
+      sample_at(30, 1, a),
+      sample_at(10, 3, b),
+      finished_round(),
+      sample_at(20, 2, a),
+      sample_at(40, 1, a),
+      finished_round(),
       sample_at(35, 3, b),
   });
   Bytes cmdline;
@@ -123,12 +130,17 @@ TEST_F(PerfDataReaderTest, FileModeReadsHeaderFeaturesAndRecordsInTimeOrder) {
   arch.perf_string("x86_64");
   Bytes build_ids;
   build_ids.append(build_id_record(42, {0xaa, 0xbb, 0xcc, 0xdd}, "/bin/prog"));
-  build_ids.append(build_id_record(UINT32_MAX, std::vector<uint8_t>(20, 0x11), "[kernel.kallsyms]", 1));
-  const std::string path = write(
-      "file.data",
-      perf_file({{a, {1, 2}}, {b, {3}}}, data,
-                {{2, build_ids}, {3, hostname}, {4, osrelease}, {5, version}, {6, arch},
-                 {11, cmdline}, {12, event_desc({{a, {"my-cycles", {1, 2}}}})}}));
+  build_ids.append(
+      build_id_record(UINT32_MAX, std::vector<uint8_t>(20, 0x11), "[kernel.kallsyms]", 1));
+  const std::string path =
+      write("file.data", perf_file({{a, {1, 2}}, {b, {3}}}, data,
+                                   {{2, build_ids},
+                                    {3, hostname},
+                                    {4, osrelease},
+                                    {5, version},
+                                    {6, arch},
+                                    {11, cmdline},
+                                    {12, event_desc({{a, {"my-cycles", {1, 2}}}})}}));
 
   auto source = open_perf_data(path);
   const SessionInfo& info = source->session();
@@ -151,9 +163,8 @@ TEST_F(PerfDataReaderTest, FileModeReadsHeaderFeaturesAndRecordsInTimeOrder) {
   EXPECT_EQ(info.build_ids[1].build_id.size(), 20u);
   EXPECT_EQ(info.build_ids[1].cpumode_misc & 7, 1);
 
-  EXPECT_EQ(read_all(*source),
-            (std::vector<std::string>{"COMM:prog", "MMAP2:/bin/prog", "S10@1", "S20@0", "S30@0",
-                                      "S35@1", "S40@0"}));
+  EXPECT_EQ(read_all(*source), (std::vector<std::string>{"COMM:prog", "MMAP2:/bin/prog", "S10@1",
+                                                         "S20@0", "S30@0", "S35@1", "S40@0"}));
   EXPECT_EQ(source->bytes_total(), fs::file_size(path));
   EXPECT_EQ(source->bytes_read(), source->bytes_total());
 }
@@ -163,19 +174,14 @@ TEST_F(PerfDataReaderTest, PipeModeMetadataRecords) {
   Bytes hostname;
   hostname.perf_string("pipehost");
   const std::vector<uint8_t> records = concat({
-      header_attr(a, {1}),
-      header_attr(b, {}),
-      id_index({{5, 1}}),             // id 5 belongs to attr 1
-      event_update_name(5, "renamed"),
-      header_feature(3, hostname),
+      header_attr(a, {1}), header_attr(b, {}), id_index({{5, 1}}),  // id 5 belongs to attr 1
+      event_update_name(5, "renamed"), header_feature(3, hostname),
       header_feature(12, event_desc({{a, {"desc-name", {1}}}, {b, {"ignored", {5}}}})),
-      tracing_data(std::vector<uint8_t>(24, 0xee)),  // payload outside the record
-      sample_at(2, 1, a),
-      auxtrace(std::vector<uint8_t>(40, 0x77)),      // payload outside the record
-      sample_at(1, 5, b),
-      record(82, 0, {}),                             // FINISHED_INIT
+      tracing_data(std::vector<uint8_t>(24, 0xee)),                  // payload outside the record
+      sample_at(2, 1, a), auxtrace(std::vector<uint8_t>(40, 0x77)),  // payload outside the record
+      sample_at(1, 5, b), record(82, 0, {}),                         // FINISHED_INIT
       sample_at(3, 1, a),
-      build_id_record(42, {1, 2, 3}, "/bin/late"),   // pipe mode sends build-ids last
+      build_id_record(42, {1, 2, 3}, "/bin/late"),  // pipe mode sends build-ids last
   });
   const std::string path = write("pipe.data", pipe_file(records));
   auto source = open_perf_data(path);
@@ -195,8 +201,9 @@ TEST_F(PerfDataReaderTest, PipeModeMetadataRecords) {
 TEST_F(PerfDataReaderTest, PipeModeWithoutAttrIdsAndWithDerivedNames) {
   Attr a = cycles_attr();
   a.sample_type = IP | TID | TIME | PERIOD;  // no id at all
-  const std::string path = write(
-      "noids.data", pipe_file(concat({header_attr(a, {}), sample_at(5, 0, a), sample_at(4, 0, a)})));
+  const std::string path =
+      write("noids.data",
+            pipe_file(concat({header_attr(a, {}), sample_at(5, 0, a), sample_at(4, 0, a)})));
   auto source = open_perf_data(path);
   EXPECT_EQ(read_all(*source), (std::vector<std::string>{"S4@0", "S5@0"}));
   EXPECT_EQ(source->session().attrs[0].name, "cycles:ppH");
@@ -245,10 +252,12 @@ TEST_F(PerfDataReaderTest, CompressedRecordsIncludingOneSplitAcrossTwo) {
 
 TEST_F(PerfDataReaderTest, Compressed2RecordsWithPadding) {
   const Attr a = cycles_attr();
-  const std::vector<uint8_t> plain = concat({sample_at(3, 1, a), sample_at(1, 1, a), sample_at(2, 1, a)});
+  const std::vector<uint8_t> plain =
+      concat({sample_at(3, 1, a), sample_at(1, 1, a), sample_at(2, 1, a)});
   auto chunks = zstd_chunks(plain, {50, plain.size()});
   const std::string path = write(
-      "z2.data", pipe_file(concat({header_attr(a, {1}), compressed2(chunks[0]), compressed2(chunks[1])})));
+      "z2.data",
+      pipe_file(concat({header_attr(a, {1}), compressed2(chunks[0]), compressed2(chunks[1])})));
   auto source = open_perf_data(path);
   EXPECT_EQ(read_all(*source), (std::vector<std::string>{"S1@0", "S2@0", "S3@0"}));
 }
@@ -257,9 +266,9 @@ TEST_F(PerfDataReaderTest, BadCompressedFrameIsReportedAtItsRecord) {
   const Attr a = cycles_attr();
   const auto good = zstd_chunks(sample_at(1, 1, a), {sample_at(1, 1, a).size()})[0];
   const std::vector<uint8_t> before = concat({sample_at(2, 1, a), compressed(good)});
-  const std::string path = write(
-      "badz.data",
-      perf_file({{a, {1}}}, concat({before, compressed(std::vector<uint8_t>(24, 0xff))})));
+  const std::string path =
+      write("badz.data",
+            perf_file({{a, {1}}}, concat({before, compressed(std::vector<uint8_t>(24, 0xff))})));
   auto source = open_perf_data(path);
   std::optional<SourceError> error;
   EXPECT_EQ(read_until_error(*source, error), (std::vector<std::string>{"S1@0", "S2@0"}));
@@ -272,8 +281,8 @@ TEST_F(PerfDataReaderTest, BadCompressedFrameIsReportedAtItsRecord) {
 
 TEST_F(PerfDataReaderTest, ZeroSizeRecordIsReportedAfterEverythingBeforeIt) {
   const Attr a = cycles_attr();
-  const std::vector<uint8_t> good = concat({header_attr(a, {1}), sample_at(3, 1, a),
-                                            sample_at(1, 1, a), sample_at(2, 1, a)});
+  const std::vector<uint8_t> good =
+      concat({header_attr(a, {1}), sample_at(3, 1, a), sample_at(1, 1, a), sample_at(2, 1, a)});
   std::vector<uint8_t> bad = sample_at(4, 1, a);
   bad[6] = bad[7] = 0;  // size 0
   const std::string path = write("zero.data", pipe_file(concat({good, bad})));
@@ -291,8 +300,8 @@ TEST_F(PerfDataReaderTest, ZeroSizeRecordIsReportedAfterEverythingBeforeIt) {
 TEST_F(PerfDataReaderTest, RecordShorterThanItsAttrSays) {
   const Attr a = cycles_attr();
   std::vector<uint8_t> short_sample = record(9, 2, Bytes().u64(1).u64(0x400000));  // no TID...
-  const std::string path =
-      write("short.data", pipe_file(concat({header_attr(a, {1}), sample_at(1, 1, a), short_sample})));
+  const std::string path = write(
+      "short.data", pipe_file(concat({header_attr(a, {1}), sample_at(1, 1, a), short_sample})));
   auto source = open_perf_data(path);
   std::optional<SourceError> error;
   EXPECT_EQ(read_until_error(*source, error), (std::vector<std::string>{"S1@0"}));
@@ -302,7 +311,8 @@ TEST_F(PerfDataReaderTest, RecordShorterThanItsAttrSays) {
 
 TEST_F(PerfDataReaderTest, TruncatedLastRecord) {
   const Attr a = cycles_attr();
-  std::vector<uint8_t> file = pipe_file(concat({header_attr(a, {1}), sample_at(1, 1, a), sample_at(2, 1, a)}));
+  std::vector<uint8_t> file =
+      pipe_file(concat({header_attr(a, {1}), sample_at(1, 1, a), sample_at(2, 1, a)}));
   file.resize(file.size() - 5);
   const std::string path = write("cut.data", file);
   auto source = open_perf_data(path);
@@ -314,8 +324,8 @@ TEST_F(PerfDataReaderTest, TruncatedLastRecord) {
 
 TEST_F(PerfDataReaderTest, TruncatedAuxtracePayload) {
   const Attr a = cycles_attr();
-  std::vector<uint8_t> file =
-      pipe_file(concat({header_attr(a, {1}), sample_at(1, 1, a), auxtrace(std::vector<uint8_t>(64, 1))}));
+  std::vector<uint8_t> file = pipe_file(
+      concat({header_attr(a, {1}), sample_at(1, 1, a), auxtrace(std::vector<uint8_t>(64, 1))}));
   file.resize(file.size() - 10);
   auto source = open_perf_data(write("aux.data", file));
   std::optional<SourceError> error;
@@ -326,7 +336,8 @@ TEST_F(PerfDataReaderTest, TruncatedAuxtracePayload) {
 
 TEST_F(PerfDataReaderTest, FileEndingBeforeItsDataSection) {
   const Attr a = cycles_attr();
-  std::vector<uint8_t> file = perf_file({{a, {1}}}, concat({sample_at(1, 1, a), sample_at(2, 1, a)}));
+  std::vector<uint8_t> file =
+      perf_file({{a, {1}}}, concat({sample_at(1, 1, a), sample_at(2, 1, a)}));
   file.resize(file.size() - sample_at(2, 1, a).size());  // a copy cut at a record boundary
   auto source = open_perf_data(write("short_copy.data", file));
   std::optional<SourceError> error;
@@ -337,10 +348,11 @@ TEST_F(PerfDataReaderTest, FileEndingBeforeItsDataSection) {
 
 TEST_F(PerfDataReaderTest, KilledPerfDataSizeZeroReadsToTheEnd) {
   const Attr a = cycles_attr();
-  const std::string path = write(
-      "killed.data", perf_file({{a, {1}}}, concat({sample_at(2, 1, a), finished_round(),
-                                                   sample_at(1, 1, a), sample_at(3, 1, a)}),
-                               {}, /*zero_data_size=*/true));
+  const std::string path =
+      write("killed.data", perf_file({{a, {1}}},
+                                     concat({sample_at(2, 1, a), finished_round(),
+                                             sample_at(1, 1, a), sample_at(3, 1, a)}),
+                                     {}, /*zero_data_size=*/true));
   auto source = open_perf_data(path);
   EXPECT_EQ(read_all(*source), (std::vector<std::string>{"S1@0", "S2@0", "S3@0"}));
   EXPECT_EQ(source->session().attrs[0].name, "cycles:ppH");
@@ -351,7 +363,8 @@ TEST_F(PerfDataReaderTest, DirectoryOfThreadFilesIsMergedByTime) {
   fs::create_directory(dir_ / "threads.data");
   write("threads.data/data",
         perf_file({{a, {1}}}, concat({comm(42, 42, "prog", false, at(0), a), record(82, 0, {})})));
-  write("threads.data/data.0", concat({sample_at(1, 1, a), sample_at(4, 1, a), sample_at(5, 1, a)}));
+  write("threads.data/data.0",
+        concat({sample_at(1, 1, a), sample_at(4, 1, a), sample_at(5, 1, a)}));
   write("threads.data/data.1",
         concat({sample_at(2, 1, a), comm(42, 42, "later", true, at(3), a), sample_at(6, 1, a)}));
   write("threads.data/data.10", sample_at(7, 1, a));

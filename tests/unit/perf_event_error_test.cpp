@@ -54,8 +54,7 @@ TEST(PerfEventError, AnotherUsersProcessNamesPtrace) {
 
 TEST(PerfEventError, ParanoidThreeForbidsEverything) {
   const auto p = PerfPermissions::from(3, 0, 1000);
-  const std::string m =
-      describe_open_failure(failure(EACCES, TargetKind::Command), p).what();
+  const std::string m = describe_open_failure(failure(EACCES, TargetKind::Command), p).what();
   EXPECT_TRUE(has(m, "kernel.perf_event_paranoid is 3")) << m;
   EXPECT_TRUE(has(m, "CAP_PERFMON")) << m;
   EXPECT_TRUE(has(m, "kernel.perf_event_paranoid=2")) << m;

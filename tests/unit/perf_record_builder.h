@@ -51,17 +51,39 @@ class Bytes {
 
 // sample_type bits (uapi perf_event.h).
 enum : uint64_t {
-  IP = 1ULL << 0, TID = 1ULL << 1, TIME = 1ULL << 2, ADDR = 1ULL << 3, READ = 1ULL << 4,
-  CALLCHAIN = 1ULL << 5, ID = 1ULL << 6, CPU = 1ULL << 7, PERIOD = 1ULL << 8,
-  STREAM_ID = 1ULL << 9, RAW = 1ULL << 10, BRANCH_STACK = 1ULL << 11, REGS_USER = 1ULL << 12,
-  STACK_USER = 1ULL << 13, WEIGHT = 1ULL << 14, DATA_SRC = 1ULL << 15, IDENTIFIER = 1ULL << 16,
-  TRANSACTION = 1ULL << 17, REGS_INTR = 1ULL << 18, PHYS_ADDR = 1ULL << 19, AUX = 1ULL << 20,
-  CGROUP = 1ULL << 21, DATA_PAGE_SIZE = 1ULL << 22, CODE_PAGE_SIZE = 1ULL << 23,
+  IP = 1ULL << 0,
+  TID = 1ULL << 1,
+  TIME = 1ULL << 2,
+  ADDR = 1ULL << 3,
+  READ = 1ULL << 4,
+  CALLCHAIN = 1ULL << 5,
+  ID = 1ULL << 6,
+  CPU = 1ULL << 7,
+  PERIOD = 1ULL << 8,
+  STREAM_ID = 1ULL << 9,
+  RAW = 1ULL << 10,
+  BRANCH_STACK = 1ULL << 11,
+  REGS_USER = 1ULL << 12,
+  STACK_USER = 1ULL << 13,
+  WEIGHT = 1ULL << 14,
+  DATA_SRC = 1ULL << 15,
+  IDENTIFIER = 1ULL << 16,
+  TRANSACTION = 1ULL << 17,
+  REGS_INTR = 1ULL << 18,
+  PHYS_ADDR = 1ULL << 19,
+  AUX = 1ULL << 20,
+  CGROUP = 1ULL << 21,
+  DATA_PAGE_SIZE = 1ULL << 22,
+  CODE_PAGE_SIZE = 1ULL << 23,
   WEIGHT_STRUCT = 1ULL << 24,
 };
 // read_format bits.
 enum : uint64_t {
-  FMT_ENABLED = 1, FMT_RUNNING = 2, FMT_ID = 4, FMT_GROUP = 8, FMT_LOST = 16,
+  FMT_ENABLED = 1,
+  FMT_RUNNING = 2,
+  FMT_ID = 4,
+  FMT_GROUP = 8,
+  FMT_LOST = 16,
 };
 // branch_sample_type bits that change the layout.
 constexpr uint64_t kBranchHwIndex = 1ULL << 17;
@@ -73,7 +95,7 @@ constexpr uint64_t kFlagExcludeUser = 1ULL << 4, kFlagExcludeKernel = 1ULL << 5,
 constexpr uint64_t precise_ip(unsigned level) { return uint64_t{level & 3} << 15; }
 
 struct Attr {
-  uint32_t type = 1;  // software
+  uint32_t type = 1;    // software
   uint64_t config = 0;  // cpu-clock
   uint64_t sample_period = 4000;
   uint64_t sample_type = IP | TID | TIME | PERIOD;
@@ -106,7 +128,7 @@ struct Sample {
   uint64_t time = 0;
   std::vector<uint64_t> read_values;  // value/enabled/running/id/lost words, already laid out
   std::vector<uint64_t> callchain;
-  std::vector<uint8_t> raw;           // padded by the builder so that u32 + data is 8-aligned
+  std::vector<uint8_t> raw;  // padded by the builder so that u32 + data is 8-aligned
   uint64_t hw_idx = 0;
   std::vector<Branch> branches;
   std::vector<uint64_t> branch_counters;
@@ -262,8 +284,8 @@ inline std::vector<uint8_t> lost_samples(uint64_t n, const SampleId& t, const At
   return record(13, 0, trailer(b, t, a));
 }
 
-inline std::vector<uint8_t> throttle(bool unthrottle, uint64_t time, uint64_t id,
-                                     const SampleId& t, const Attr& a) {
+inline std::vector<uint8_t> throttle(bool unthrottle, uint64_t time, uint64_t id, const SampleId& t,
+                                     const Attr& a) {
   Bytes b;
   b.u64(time).u64(id).u64(0);
   return record(unthrottle ? 6 : 5, 0, trailer(b, t, a));
@@ -352,8 +374,8 @@ inline std::vector<uint8_t> concat(std::initializer_list<std::vector<uint8_t>> p
 }
 
 // HEADER_EVENT_DESC feature content.
-inline Bytes event_desc(const std::vector<std::pair<Attr, std::pair<std::string,
-                                                                    std::vector<uint64_t>>>>& ev) {
+inline Bytes event_desc(
+    const std::vector<std::pair<Attr, std::pair<std::string, std::vector<uint64_t>>>>& ev) {
   Bytes b;
   b.u32(static_cast<uint32_t>(ev.size())).u32(128);
   for (const auto& [attr, name_ids] : ev) {
@@ -378,10 +400,10 @@ struct FileFeature {
   unsigned bit;
   Bytes content;
 };
-inline std::vector<uint8_t> perf_file(const std::vector<std::pair<Attr, std::vector<uint64_t>>>& attrs,
-                                      const std::vector<uint8_t>& data,
-                                      const std::vector<FileFeature>& features = {},
-                                      bool zero_data_size = false) {
+inline std::vector<uint8_t> perf_file(
+    const std::vector<std::pair<Attr, std::vector<uint64_t>>>& attrs,
+    const std::vector<uint8_t>& data, const std::vector<FileFeature>& features = {},
+    bool zero_data_size = false) {
   const uint64_t header = 104;
   Bytes ids;
   std::vector<uint64_t> id_offsets;
@@ -409,7 +431,8 @@ inline std::vector<uint8_t> perf_file(const std::vector<std::pair<Attr, std::vec
   b.append(ids.data).append(attr_section.data).append(data);
   // Feature sections, in bit order: the table, then the contents.
   std::vector<FileFeature> sorted = features;
-  std::sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.bit < y.bit; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& x, const auto& y) { return x.bit < y.bit; });
   uint64_t content_at = b.size() + 16 * sorted.size();
   for (const auto& f : sorted) {
     b.u64(content_at).u64(f.content.size());
@@ -421,7 +444,8 @@ inline std::vector<uint8_t> perf_file(const std::vector<std::pair<Attr, std::vec
 
 inline void write_file(const std::filesystem::path& p, const std::vector<uint8_t>& bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 }  // namespace profcollect::perfbuild

@@ -19,7 +19,8 @@ class PerfScriptReaderTest : public ::testing::Test {
     if (!path_.empty()) std::filesystem::remove(path_);
   }
   std::unique_ptr<PerfScriptReader> open_text(const std::string& text) {
-    path_ = std::filesystem::temp_directory_path() / ("perf_script_reader_test." + std::to_string(getpid()));
+    path_ = std::filesystem::temp_directory_path() /
+            ("perf_script_reader_test." + std::to_string(getpid()));
     std::ofstream(path_) << text;
     return PerfScriptReader::open(path_.string());
   }
@@ -28,9 +29,12 @@ class PerfScriptReaderTest : public ::testing::Test {
 
 TEST_F(PerfScriptReaderTest, MmapLinesAndSamplesWithBranchStacks) {
   auto reader = open_text(
-      "PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209988) @ 0xffffffff81000000]: x [kernel.kallsyms]_text\n"
-      "PERF_RECORD_MMAP2 1234/1235: [0x555555555000(0x1000) @ 0x1000 fe:01 4242 7]: r-xp /path/bin\n"
-      "           555555555204 0x555555555212/0x5555555551f0/P/-/-/0  0x555555555100/0x555555555200/M/X/A/17/COND/\n"
+      "PERF_RECORD_MMAP -1/0: [0xffffffff81000000(0x1209988) @ 0xffffffff81000000]: x "
+      "[kernel.kallsyms]_text\n"
+      "PERF_RECORD_MMAP2 1234/1235: [0x555555555000(0x1000) @ 0x1000 fe:01 4242 7]: r-xp "
+      "/path/bin\n"
+      "           555555555204 0x555555555212/0x5555555551f0/P/-/-/0  "
+      "0x555555555100/0x555555555200/M/X/A/17/COND/\n"
       "   ffffffff81001234\n");
   Record record;
   ASSERT_TRUE(reader->next(record));
@@ -84,7 +88,8 @@ TEST_F(PerfScriptReaderTest, MmapLinesAndSamplesWithBranchStacks) {
 
 TEST_F(PerfScriptReaderTest, BuildIdMmapPidColumnEventNameAndJunk) {
   auto reader = open_text(
-      "PERF_RECORD_MMAP2 7/7: [0x400000(0x2000) @ 0 <0123456789abcdef0123456789abcdef01234567>]: r-xp /bin/x\n"
+      "PERF_RECORD_MMAP2 7/7: [0x400000(0x2000) @ 0 <0123456789abcdef0123456789abcdef01234567>]: "
+      "r-xp /bin/x\n"
       "some text perf printed\n"
       "  99/100 cycles:u:  401000 0x401010/0x401000/P/-/-/0\n"
       "  401004 notabranch\n");
@@ -110,7 +115,8 @@ TEST_F(PerfScriptReaderTest, EventNamesGiveOneAttrEachAndBranchTypesAndSpecsAreK
   auto reader = open_text(
       "  99/99 cycles:u:  401000 0x401010/0x401000/M/-/-/7/COND/SPEC_WRONG_PATH\n"
       "  99/99 instructions:u:  401004\n"
-      "  99/99 cycles:u:  401008 0x401020/0x401030/P/X/A/2/IND_CALL/NON_SPEC_CORRECT_PATH 0x1/0x2/-/-/-/0/RET\n");
+      "  99/99 cycles:u:  401008 0x401020/0x401030/P/X/A/2/IND_CALL/NON_SPEC_CORRECT_PATH "
+      "0x1/0x2/-/-/-/0/RET\n");
   Record record;
   ASSERT_TRUE(reader->next(record));
   const auto& first = std::get<SampleRecord>(record);

@@ -36,14 +36,18 @@ class Code {
     raw({0xff, 0x35});
     return rel32(slot, here() + 4);
   }
-  Code& push_imm(uint32_t v) { return raw({0x68, uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)}); }
+  Code& push_imm(uint32_t v) {
+    return raw({0x68, uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)});
+  }
   Code& jmp(uint64_t target, bool bnd = false) {
     if (bnd) raw({0xf2});
     raw({0xe9});
     return rel32(target, here() + 4);
   }
   // AArch64
-  Code& word(uint32_t w) { return raw({uint8_t(w), uint8_t(w >> 8), uint8_t(w >> 16), uint8_t(w >> 24)}); }
+  Code& word(uint32_t w) {
+    return raw({uint8_t(w), uint8_t(w >> 8), uint8_t(w >> 16), uint8_t(w >> 24)});
+  }
   Code& adrp(unsigned rd, uint64_t target) {
     const int64_t pages = (int64_t(target >> 12) - int64_t(here() >> 12));
     const uint32_t imm = uint32_t(pages) & 0x1fffff;
@@ -52,7 +56,9 @@ class Code {
   Code& ldr(unsigned rt, unsigned rn, uint32_t offset) {
     return word(0xf9400000u | (offset / 8) << 10 | rn << 5 | rt);
   }
-  Code& add_imm(unsigned rd, unsigned rn, uint32_t imm) { return word(0x91000000u | imm << 10 | rn << 5 | rd); }
+  Code& add_imm(unsigned rd, unsigned rn, uint32_t imm) {
+    return word(0x91000000u | imm << 10 | rn << 5 | rd);
+  }
   Code& br(unsigned rn) { return word(0xd61f0000u | rn << 5); }
   Code& nop() { return word(0xd503201fu); }
 
@@ -124,8 +130,8 @@ TEST(PltSymbols, X86PltGotEightByteEntries) {
 
 TEST(PltSymbols, X86UnknownBytesEndOnlyTheirEntry) {
   Code c(0x1020);
-  c.raw({0x0f, 0x05, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
-         0xcc, 0xcc});  // syscall: not a PLT instruction
+  c.raw({0x0f, 0x05, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+         0xcc});  // syscall: not a PLT instruction
   c.jmp_slot(0x4008).push_imm(1).jmp(0x1020);
   const auto entries = decode(EM_X86_64, ".plt", 0x1020, c, kSlots, 16);
   ASSERT_EQ(entries.size(), 1u);

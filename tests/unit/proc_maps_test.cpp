@@ -51,7 +51,8 @@ TEST(ProcMaps, ParsesAnonymousSharedAndSpecialMappings) {
   EXPECT_EQ(bare->path, "");
 
   auto shared = parse_proc_maps_line(
-      "7f1c2d400000-7f1c2d500000 rwxs 00100000 00:05 393231                     /dev/zero (deleted)");
+      "7f1c2d400000-7f1c2d500000 rwxs 00100000 00:05 393231                     /dev/zero "
+      "(deleted)");
   ASSERT_TRUE(shared);
   EXPECT_EQ(shared->flags, uint32_t{MAP_SHARED});
   EXPECT_EQ(shared->prot, uint32_t{PROT_READ | PROT_WRITE | PROT_EXEC});
@@ -74,12 +75,13 @@ TEST(ProcMaps, ParsesAnonymousSharedAndSpecialMappings) {
 
 TEST(ProcMaps, KeepsDeletedMarkersSpacesAndEscapedNewlinesInNames) {
   auto deleted = parse_proc_maps_line(
-      "7f00aa000000-7f00aa010000 r-xp 00001000 08:02 4242                       /tmp/old binary (deleted)");
+      "7f00aa000000-7f00aa010000 r-xp 00001000 08:02 4242                       /tmp/old binary "
+      "(deleted)");
   ASSERT_TRUE(deleted);
   EXPECT_EQ(deleted->path, "/tmp/old binary (deleted)");
 
-  auto spaces = parse_proc_maps_line(
-      "400000-401000 r-xp 00000000 08:02 17 /opt/my  app/bin/a b  c");
+  auto spaces =
+      parse_proc_maps_line("400000-401000 r-xp 00000000 08:02 17 /opt/my  app/bin/a b  c");
   ASSERT_TRUE(spaces);
   EXPECT_EQ(spaces->path, "/opt/my  app/bin/a b  c");
 

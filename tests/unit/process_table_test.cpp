@@ -66,15 +66,24 @@ TEST_P(ProcessTableOverlap, NewMappingReplacesWhatItCovers) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, ProcessTableOverlap,
     ::testing::Values(
-        OverlapCase{"middle", 0x11000, 0x1000,
-                    {{0x10000, "/old", 0x100000}, {0x11000, "/new", 0}, {0x12000, "/old", 0x102000},
+        OverlapCase{"middle",
+                    0x11000,
+                    0x1000,
+                    {{0x10000, "/old", 0x100000},
+                     {0x11000, "/new", 0},
+                     {0x12000, "/old", 0x102000},
                      {0x13fff, "/old", 0x102000}}},
-        OverlapCase{"head", 0xf000, 0x2000,
+        OverlapCase{"head",
+                    0xf000,
+                    0x2000,
                     {{0xf000, "/new", 0}, {0x10fff, "/new", 0}, {0x11000, "/old", 0x101000}}},
-        OverlapCase{"tail", 0x13000, 0x2000,
+        OverlapCase{"tail",
+                    0x13000,
+                    0x2000,
                     {{0x12fff, "/old", 0x100000}, {0x13000, "/new", 0}, {0x14fff, "/new", 0}}},
         OverlapCase{"whole", 0x10000, 0x4000, {{0x10000, "/new", 0}, {0x13fff, "/new", 0}}},
-        OverlapCase{"beyond", 0x20000, 0x1000, {{0x10000, "/old", 0x100000}, {0x20000, "/new", 0}}}),
+        OverlapCase{
+            "beyond", 0x20000, 0x1000, {{0x10000, "/old", 0x100000}, {0x20000, "/new", 0}}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ProcessTable, ForkCopiesTheParentsMappingsAndLaterChangesStayApart) {

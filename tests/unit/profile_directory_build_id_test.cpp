@@ -60,8 +60,8 @@ TEST(ProfileDirectoryBuildId, ReportDescribesIt) {
   EXPECT_THROW(run_directory_report(options), CliError);
   const auto report = nlohmann::json::parse(testing::internal::GetCapturedStdout());
   ASSERT_EQ(report.at("problems").size(), 1u) << report.at("problems").dump();
-  EXPECT_TRUE(report.at("problems")[0].get<std::string>().starts_with((sub / "meta.json").string() + ": build-id " +
-                                                                      kOtherBuildId));
+  EXPECT_TRUE(report.at("problems")[0].get<std::string>().starts_with(
+      (sub / "meta.json").string() + ": build-id " + kOtherBuildId));
 }
 
 }  // namespace

@@ -68,8 +68,9 @@ TEST(ProfileDirectoryTotals, TheStoreSetsATruncatedDirectoryAsideAndDoesNotCarry
     // The new generation counts this run alone, and every file of it says so.
     const auto meta = nlohmann::json::parse(slurp(sub / "meta.json"));
     EXPECT_EQ(meta.at("samples"), 35u) << context(damage);
-    const std::optional<DirectoryHandle> handle = DirectoryHandle::open_path(dir.path.string(), 0700)
-                                                      .open_subdirectory(sub.filename().string());
+    const std::optional<DirectoryHandle> handle =
+        DirectoryHandle::open_path(dir.path.string(), 0700)
+            .open_subdirectory(sub.filename().string());
     ASSERT_TRUE(handle);
     const ProfileDirectory read = read_profile_directory(*handle, DirectoryStrictness::Merge);
     EXPECT_EQ(read.totals.at("bolt.fdata"), 35u) << context(damage);
@@ -122,7 +123,8 @@ TEST(ProfileDirectoryTotals, ReportNeverFollowsALinkedFile) {
   const auto report = nlohmann::json::parse(testing::internal::GetCapturedStdout());
   ASSERT_EQ(report.at("binaries").size(), 1u);
   EXPECT_EQ(report.at("binaries")[0].at("samples"), 0u) << "the linked meta.json was read";
-  EXPECT_EQ(report.at("problems")[0], (sub / "meta.json").string() + ": is a symbolic link: not followed");
+  EXPECT_EQ(report.at("problems")[0],
+            (sub / "meta.json").string() + ": is a symbolic link: not followed");
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ TEST(ProfileFormat, AnUnknownOrEmptyNameIsRefusedNamingTheSettingAndTheChoices) 
     parse_format_list("bolt,perfdata");
     FAIL() << "perfdata accepted";
   } catch (const FormatListError& e) {
-    EXPECT_EQ(std::string(e.what()), "{format}: 'perfdata' is not one of bolt, preagg, autofdo, unsymbolized");
+    EXPECT_EQ(std::string(e.what()),
+              "{format}: 'perfdata' is not one of bolt, preagg, autofdo, unsymbolized");
   }
   EXPECT_THROW(parse_format_list(""), FormatListError);
   EXPECT_THROW(parse_format_list("bolt,,autofdo"), FormatListError);

@@ -18,8 +18,9 @@ TEST(ProfileMergeOverflow, SamplesPast2To64AreAnErrorNamingTheFile) {
   EXPECT_NO_THROW(merge_profile_directories({(dir.path / "a").string(), (dir.path / "b").string()},
                                             (dir.path / "two").string()));
   try {
-    merge_profile_directories({(dir.path / "a").string(), (dir.path / "b").string(), (dir.path / "c").string()},
-                              (dir.path / "three").string());
+    merge_profile_directories(
+        {(dir.path / "a").string(), (dir.path / "b").string(), (dir.path / "c").string()},
+        (dir.path / "three").string());
     ADD_FAILURE() << "merged past 2^64";
   } catch (const OutputError& e) {
     const std::string c = (dir.path / "c" / app().directory_name()).string();

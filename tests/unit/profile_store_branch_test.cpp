@@ -56,7 +56,8 @@ BinaryProfileSnapshot ip_snapshot(uint64_t count) {
 RenderedProfiles render(const ImageCounts& c) {
   RenderedProfiles r;
   if (c.branches) {
-    r.files.emplace_back("bolt.fdata", "1 main 0 1 main 10 0 " + std::to_string(c.branches->stacks) + "\n");
+    r.files.emplace_back("bolt.fdata",
+                         "1 main 0 1 main 10 0 " + std::to_string(c.branches->stacks) + "\n");
     r.branch_fdata = true;
   }
   return r;
@@ -69,7 +70,8 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     ProfileStore store(dir.path.string());
     store.write_binary(ip_snapshot(5));
   }
-  EXPECT_NE(slurp(bdir / "bolt.fdata").find("main 10 5"), std::string::npos) << slurp(bdir / "bolt.fdata");
+  EXPECT_NE(slurp(bdir / "bolt.fdata").find("main 10 5"), std::string::npos)
+      << slurp(bdir / "bolt.fdata");
   {
     ProfileStore store(dir.path.string());
     BinaryProfileSnapshot s = ip_snapshot(3);
@@ -82,7 +84,8 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     EXPECT_TRUE(store.take_warnings().empty());
   }
   // The IP samples of both runs (5 + 3) are in bolt.nolbr.fdata; bolt.fdata is the branch one.
-  EXPECT_NE(slurp(bdir / "bolt.nolbr.fdata").find("main 10 8"), std::string::npos) << slurp(bdir / "bolt.nolbr.fdata");
+  EXPECT_NE(slurp(bdir / "bolt.nolbr.fdata").find("main 10 8"), std::string::npos)
+      << slurp(bdir / "bolt.nolbr.fdata");
   EXPECT_EQ(slurp(bdir / "bolt.fdata"), "1 main 0 1 main 10 0 4\n");
   auto meta = nlohmann::json::parse(slurp(bdir / "meta.json"));
   EXPECT_EQ(meta["bolt_fdata"], "branch");

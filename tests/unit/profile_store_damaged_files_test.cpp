@@ -62,16 +62,18 @@ TEST(ProfileStoreDamagedFiles, MetaFieldsOfOtherTypesSetTheDirectoryAside) {
   ASSERT_NO_THROW(store.write_binary(s));
   const auto warnings = store.take_warnings();
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find((sub / "meta.json").string() + ": 'samples' is not a whole number"), std::string::npos)
+  EXPECT_NE(warnings[0].find((sub / "meta.json").string() + ": 'samples' is not a whole number"),
+            std::string::npos)
       << warnings[0];
   const auto meta = nlohmann::json::parse(slurp(sub / "meta.json"));
-  EXPECT_EQ(meta["samples"], 2u) << "the samples of a meta.json that cannot say how many were added";
+  EXPECT_EQ(meta["samples"], 2u)
+      << "the samples of a meta.json that cannot say how many were added";
   EXPECT_EQ(meta["bolt_fdata"], "no_lbr");
 }
 
 TEST(ProfileStoreDamagedFiles, SamplesIpWithASignedOrSpacedLineRestarts) {
-  for (const char* text : {"1010 -5\n", "1010 +5\n", "-1010 5\n", "1010  5\n", "1010\n", "1010 5 6\n",
-                           "1010 99999999999999999999\n"}) {
+  for (const char* text : {"1010 -5\n", "1010 +5\n", "-1010 5\n", "1010  5\n", "1010\n",
+                           "1010 5 6\n", "1010 99999999999999999999\n"}) {
     TempDir dir;
     const BinaryProfileSnapshot s = snapshot("/bin/app");
     const fs::path sub = dir.path / s.identity.directory_name();
@@ -85,7 +87,8 @@ TEST(ProfileStoreDamagedFiles, SamplesIpWithASignedOrSpacedLineRestarts) {
   const BinaryProfileSnapshot s = snapshot("/bin/app");
   const fs::path sub = dir.path / s.identity.directory_name();
   put(sub / "samples.ip", "1000 1\n\n1010 3\n");
-  put(sub / "meta.json", R"({"path": "/bin/app", "build_id": "00112233445566778899aabbccddeeff00112233", "samples": 4})");
+  put(sub / "meta.json",
+      R"({"path": "/bin/app", "build_id": "00112233445566778899aabbccddeeff00112233", "samples": 4})");
   ProfileStore store(dir.path.string());
   store.write_binary(s);
   EXPECT_EQ(slurp(sub / "samples.ip"), "1000 1\n1010 5\n");
@@ -115,7 +118,8 @@ std::vector<std::string> set_aside_files(const fs::path& sub) {
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(sub)) {
     const std::string name = e.path().filename().string();
-    if (name.find(".unreadable-") != std::string::npos) names.push_back(name.substr(0, name.find(".unreadable-")));
+    if (name.find(".unreadable-") != std::string::npos)
+      names.push_back(name.substr(0, name.find(".unreadable-")));
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -137,7 +141,8 @@ TEST(ProfileStoreDamagedFiles, AGarbageLineInBoltFdataSetsTheWholeDirectoryAside
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find((sub / "bolt.fdata").string()), std::string::npos) << warnings[0];
   // The earlier files are kept aside, every one of them; the new generation counts this run.
-  EXPECT_EQ(set_aside_files(sub), (std::vector<std::string>{"bolt.fdata", "meta.json", "samples.ip"}));
+  EXPECT_EQ(set_aside_files(sub),
+            (std::vector<std::string>{"bolt.fdata", "meta.json", "samples.ip"}));
   const DirectoryTotals t = totals(sub);
   EXPECT_EQ(t.meta, 2u);
   EXPECT_EQ(t.fdata, 2u);
@@ -166,8 +171,11 @@ TEST(ProfileStoreDamagedFiles, ACorruptMetaJsonIsSetAsideNotRewritten) {
   second.write_binary(s);
   const auto warnings = second.take_warnings();
   ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_NE(warnings[0].find((sub / "meta.json").string() + ": not a JSON object"), std::string::npos) << warnings[0];
-  EXPECT_EQ(set_aside_files(sub), (std::vector<std::string>{"bolt.fdata", "meta.json", "samples.ip"}));
+  EXPECT_NE(warnings[0].find((sub / "meta.json").string() + ": not a JSON object"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_EQ(set_aside_files(sub),
+            (std::vector<std::string>{"bolt.fdata", "meta.json", "samples.ip"}));
   const DirectoryTotals t = totals(sub);
   EXPECT_EQ(t.meta, t.fdata);
   EXPECT_EQ(t.meta, t.ips);
@@ -192,10 +200,12 @@ TEST(ProfileStoreDamagedFiles, LeftoversOfAKilledRunAreRemovedAtTheNextStart) {
   ProfileStore store(dir.path.string());
   std::vector<std::string> hidden;
   for (const auto& e : fs::directory_iterator(dir.path)) {
-    if (e.path().filename().string().starts_with(".")) hidden.push_back(e.path().filename().string());
+    if (e.path().filename().string().starts_with("."))
+      hidden.push_back(e.path().filename().string());
   }
   EXPECT_EQ(hidden, std::vector<std::string>{});
-  EXPECT_EQ(slurp(dir.path / other / "meta.json"), "{\"samples\": 1}") << "the interrupted replacement was not undone";
+  EXPECT_EQ(slurp(dir.path / other / "meta.json"), "{\"samples\": 1}")
+      << "the interrupted replacement was not undone";
   EXPECT_EQ(store.take_warnings().size(), 4u);
 }
 
@@ -204,7 +214,8 @@ TEST(ProfileStoreDamagedFiles, APathThatIsNotUtf8IsWrittenWithReplacements) {
   const BinaryProfileSnapshot s = snapshot("/opt/caf\xe9/app");  // Latin-1, as a file name may be
   ProfileStore store(dir.path.string());
   ASSERT_NO_THROW(store.write_binary(s));
-  const auto meta = nlohmann::json::parse(slurp(dir.path / s.identity.directory_name() / "meta.json"));
+  const auto meta =
+      nlohmann::json::parse(slurp(dir.path / s.identity.directory_name() / "meta.json"));
   EXPECT_EQ(meta["path"], "/opt/caf\xef\xbf\xbd/app");
   EXPECT_EQ(json_text(nlohmann::ordered_json("a\xff")), "\"a\xef\xbf\xbd\"");
 }

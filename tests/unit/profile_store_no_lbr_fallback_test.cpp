@@ -37,7 +37,8 @@ TEST(ProfileStoreNoLbrFallback, MetaJsonSaysNoLbrAndMergeTakesTheDirectory) {
   EXPECT_EQ(meta.at("bolt_fdata"), "no_lbr");
   EXPECT_EQ(meta.at("branch_stacks"), 1u);
   EXPECT_FALSE(fs::exists(sub / "bolt.nolbr.fdata")) << "a second no_lbr profile beside bolt.fdata";
-  const MergeSummary merged = merge_profile_directories({(dir.path / "in").string()}, (dir.path / "out").string());
+  const MergeSummary merged =
+      merge_profile_directories({(dir.path / "in").string()}, (dir.path / "out").string());
   EXPECT_EQ(merged.binaries, std::vector<std::string>{sub.filename().string()});
   EXPECT_EQ(slurp(dir.path / "out" / sub.filename() / "bolt.fdata"), slurp(sub / "bolt.fdata"));
 }
@@ -50,7 +51,8 @@ TEST(ProfileStoreNoLbrFallback, TheNextRunAddsToIt) {
   ProfileStore store(dir.path.string());
   store.write_binary(run);
   EXPECT_TRUE(store.take_warnings().empty());
-  const auto meta = nlohmann::json::parse(slurp(dir.path / run.identity.directory_name() / "meta.json"));
+  const auto meta =
+      nlohmann::json::parse(slurp(dir.path / run.identity.directory_name() / "meta.json"));
   EXPECT_EQ(meta.at("samples"), 14u);
   EXPECT_EQ(meta.at("file_totals").at("bolt.fdata"), 14u);
   EXPECT_EQ(meta.at("branch_stacks"), 2u);

@@ -12,7 +12,8 @@ namespace {
 TEST(BranchFdataReader, EscapedNamesAndEqualEdgesAddUp) {
   std::string error;
   const auto fdata = parse_branch_fdata(
-      "1 foo\\ bar 10 1 foo\\ bar 20 1 5\n0 [unknown] 7fff0000 1 main 0 0 2\n1 foo\\ bar 10 1 foo\\ bar 20 2 3\n",
+      "1 foo\\ bar 10 1 foo\\ bar 20 1 5\n0 [unknown] 7fff0000 1 main 0 0 2\n1 foo\\ bar 10 1 "
+      "foo\\ bar 20 2 3\n",
       &error);
   ASSERT_TRUE(fdata) << error;
   ASSERT_EQ(fdata->size(), 2u);
@@ -32,7 +33,8 @@ TEST(BranchFdataReader, NoLbrHeaderAndBadCountsAreNamedByLine) {
 
 TEST(PreaggReader, ExternalEndsAndRangesAddUp) {
   std::string error;
-  const auto profile = parse_preagg("B X:ffff0000 401000 3 1\nF 401000 401010 4\nf 401000 401010 2\nF 401000 401010 1\n", &error);
+  const auto profile = parse_preagg(
+      "B X:ffff0000 401000 3 1\nF 401000 401010 4\nf 401000 401010 2\nF 401000 401010 1\n", &error);
   ASSERT_TRUE(profile) << error;
   const TakenBranch from_outside{0xffff0000, 0x401000, true, false};
   EXPECT_EQ(profile->branches().at(from_outside).count, 3u);
@@ -81,7 +83,8 @@ TEST(SampleProfileReader, NamesWithSpacesAndColonsAsLlvmReadsThem) {
       &error);
   ASSERT_TRUE(profile) << error;
   const FunctionSamples& main = profile->at("main");
-  EXPECT_EQ(main.body.at({3, 0}).call_targets.at("operator==<const a::B*, std::vector<a::B> >"), 6u);
+  EXPECT_EQ(main.body.at({3, 0}).call_targets.at("operator==<const a::B*, std::vector<a::B> >"),
+            6u);
   EXPECT_EQ(main.body.at({3, 0}).call_targets.at("f"), 2u);
   EXPECT_EQ(main.inlinees.at({6, 0}).at("operator==<const a::B*, std::vector<a::B> >").total, 30u);
 }

@@ -140,10 +140,11 @@ TEST_P(SampleTypeTest, DecodesKeptFieldsAndStepsOverTheRestExactly) {
 std::vector<uint64_t> sample_type_cases() {
   const uint64_t base = IP | TID | TIME;
   std::vector<uint64_t> cases = {IP, base, 0};
-  for (uint64_t bit : {ADDR, READ, CALLCHAIN, ID, CPU, PERIOD, STREAM_ID, RAW, BRANCH_STACK,
-                       REGS_USER, STACK_USER, WEIGHT, DATA_SRC, IDENTIFIER, TRANSACTION,
-                       REGS_INTR, PHYS_ADDR, AUX, CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE,
-                       WEIGHT_STRUCT})
+  for (uint64_t bit :
+       {ADDR,         READ,         CALLCHAIN, ID,         CPU,    PERIOD,         STREAM_ID,
+        RAW,          BRANCH_STACK, REGS_USER, STACK_USER, WEIGHT, DATA_SRC,       IDENTIFIER,
+        TRANSACTION,  REGS_INTR,    PHYS_ADDR, AUX,        CGROUP, DATA_PAGE_SIZE, CODE_PAGE_SIZE,
+        WEIGHT_STRUCT})
     cases.push_back(base | bit);
   uint64_t all = (1ULL << 24) - 1;  // every field up to CODE_PAGE_SIZE
   cases.push_back(all);
@@ -155,7 +156,8 @@ std::vector<uint64_t> sample_type_cases() {
 INSTANTIATE_TEST_SUITE_P(EveryField, SampleTypeTest, ::testing::ValuesIn(sample_type_cases()));
 
 TEST(RecordDecoderTest, BranchStackWithHwIndexAndCounters) {
-  for (uint64_t bst : {uint64_t{0}, kBranchHwIndex, kBranchCounters, kBranchHwIndex | kBranchCounters}) {
+  for (uint64_t bst :
+       {uint64_t{0}, kBranchHwIndex, kBranchCounters, kBranchHwIndex | kBranchCounters}) {
     Attr a;
     a.sample_type = IP | TID | TIME | BRANCH_STACK | PERIOD;
     a.branch_sample_type = bst | 1 /* ANY */;
@@ -252,7 +254,7 @@ TEST(RecordDecoderTest, RegsWithoutAbiAndEmptyUserStackHaveNoMoreWords) {
   Sample s;
   s.regs_user_abi = 0;  // PERF_SAMPLE_REGS_ABI_NONE: no registers follow
   s.regs_intr_abi = 0;
-  s.phys_addr = 1;      // stack size 0: no data and no dyn_size
+  s.phys_addr = 1;  // stack size 0: no data and no dyn_size
   const auto rec = sample(s, a);
   EXPECT_EQ(rec.size(), 8u + 8 * 5);
   EXPECT_NO_THROW(session.decode(rec));
@@ -271,7 +273,8 @@ TEST(RecordDecoderTest, SampleIdAllTrailersOnEveryNonSampleRecord) {
   const Attr a = trailer_attr();
   Session session({{a, {0x99}}});
 
-  auto m = std::get<MmapRecord>(session.decode(mmap(42, 0x1000, 0x2000, 0x3000, "/bin/true", kTrailer, a)));
+  auto m = std::get<MmapRecord>(
+      session.decode(mmap(42, 0x1000, 0x2000, 0x3000, "/bin/true", kTrailer, a)));
   EXPECT_EQ(m.time, 5555u);
   EXPECT_EQ(m.pid, 42u);
   EXPECT_EQ(m.start, 0x1000u);
@@ -281,11 +284,22 @@ TEST(RecordDecoderTest, SampleIdAllTrailersOnEveryNonSampleRecord) {
   EXPECT_FALSE(m.is_mmap2);
   EXPECT_TRUE(m.executable);
 
-  auto data_map = std::get<MmapRecord>(session.decode(mmap(42, 0, 1, 0, "/data", kTrailer, a, 2 | (1 << 13))));
+  auto data_map =
+      std::get<MmapRecord>(session.decode(mmap(42, 0, 1, 0, "/data", kTrailer, a, 2 | (1 << 13))));
   EXPECT_FALSE(data_map.executable);
 
-  Mmap2 spec{.pid = 5, .tid = 6, .start = 0x400000, .len = 0x1000, .pgoff = 0x2000, .maj = 8,
-             .min = 3, .ino = 1234, .ino_generation = 99, .build_id = {}, .prot = 5, .flags = 2,
+  Mmap2 spec{.pid = 5,
+             .tid = 6,
+             .start = 0x400000,
+             .len = 0x1000,
+             .pgoff = 0x2000,
+             .maj = 8,
+             .min = 3,
+             .ino = 1234,
+             .ino_generation = 99,
+             .build_id = {},
+             .prot = 5,
+             .flags = 2,
              .file = "/usr/lib/libc.so.6"};
   auto m2 = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a)));
   EXPECT_TRUE(m2.is_mmap2);
@@ -348,8 +362,18 @@ TEST(RecordDecoderTest, Mmap2BuildIdFlagOverADeviceAndInodeBodyIsReadAsTheDevice
   const Attr a = trailer_attr();
   Session session({{a, {0x99}}});
   constexpr uint16_t kFlagged = 2 | (1 << 14);
-  Mmap2 spec{.pid = 5, .tid = 5, .start = 0x7f0000000000, .len = 0x1000, .pgoff = 0x1000, .maj = 254,
-             .min = 0, .ino = 5415248, .ino_generation = 381501637, .build_id = {}, .prot = 5, .flags = 2,
+  Mmap2 spec{.pid = 5,
+             .tid = 5,
+             .start = 0x7f0000000000,
+             .len = 0x1000,
+             .pgoff = 0x1000,
+             .maj = 254,
+             .min = 0,
+             .ino = 5415248,
+             .ino_generation = 381501637,
+             .build_id = {},
+             .prot = 5,
+             .flags = 2,
              .file = "/lib/liblive_plug.so"};
   auto big_major = std::get<MmapRecord>(session.decode(mmap2(spec, kTrailer, a, kFlagged)));
   EXPECT_TRUE(big_major.build_id.empty());
@@ -458,8 +482,10 @@ TEST(RecordDecoderTest, WithoutSampleIdAllThereIsNoTrailer) {
   EXPECT_EQ(m.time, kNoTime);
   EXPECT_EQ(m.filename, "/lib/x.so");
   // FORK/EXIT and THROTTLE carry their own time.
-  EXPECT_EQ(std::get<TaskRecord>(session.decode(task(false, 1, 1, 1, 1, 777, kTrailer, a))).time, 777u);
-  EXPECT_EQ(std::get<ThrottleRecord>(session.decode(throttle(false, 888, 1, kTrailer, a))).time, 888u);
+  EXPECT_EQ(std::get<TaskRecord>(session.decode(task(false, 1, 1, 1, 1, 777, kTrailer, a))).time,
+            777u);
+  EXPECT_EQ(std::get<ThrottleRecord>(session.decode(throttle(false, 888, 1, kTrailer, a))).time,
+            888u);
 }
 
 TEST(RecordDecoderTest, RecordTooShortForItsTrailer) {

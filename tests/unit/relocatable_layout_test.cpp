@@ -26,16 +26,17 @@ TEST(RelocatableLayout, AllocatedSectionsFollowEachOtherAligned) {
   place_relocatable_sections(sections);
   EXPECT_EQ(sections[0].addr, 0u);
   EXPECT_EQ(sections[1].addr, kRelocatableBase);
-  EXPECT_EQ(sections[2].addr, kRelocatableBase + 0x30);  // 0x24 rounded up to 16
-  EXPECT_EQ(sections[3].addr, 0u);                       // not allocated (relocations)
-  EXPECT_EQ(sections[4].addr, 0u);                       // empty
+  EXPECT_EQ(sections[2].addr, kRelocatableBase + 0x30);   // 0x24 rounded up to 16
+  EXPECT_EQ(sections[3].addr, 0u);                        // not allocated (relocations)
+  EXPECT_EQ(sections[4].addr, 0u);                        // empty
   EXPECT_EQ(sections[5].addr, kRelocatableBase + 0x3b8);  // 0x30 + 0x385 rounded up to 8
   EXPECT_EQ(sections[6].addr, kRelocatableBase + 0x3d8);  // alignment 0: none
 }
 
 TEST(RelocatableLayout, DamagedSizesAndAlignmentsNeitherWrapNorOverlap) {
   std::vector<ElfSection> sections = {section(0, 0, 0, false), section(1, 0x10, 3, true),
-                                      section(2, UINT64_MAX - 0x100, 1, true), section(3, 0x10, 1, true)};
+                                      section(2, UINT64_MAX - 0x100, 1, true),
+                                      section(3, 0x10, 1, true)};
   place_relocatable_sections(sections);
   EXPECT_EQ(sections[1].addr, kRelocatableBase);  // alignment 3 (not a power of two): 1
   EXPECT_EQ(sections[2].addr, 0u);                // would run past the address space: unplaced

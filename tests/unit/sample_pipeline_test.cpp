@@ -283,7 +283,8 @@ TEST_F(SamplePipelineTest, ShortLivedProcessesWithImagesOfTheirOwnLeaveNoStateBe
     most_processes = std::max(most_processes, pipeline.processes().process_count());
   }
   pipeline.release_unmapped();
-  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], kProcesses) << "every sample was profiled";
+  EXPECT_EQ(pipeline.counts().outcomes[SampleOutcome::Mapped], kProcesses)
+      << "every sample was profiled";
   EXPECT_EQ(pipeline.processes().process_count(), 0u);
   EXPECT_EQ(pipeline.processes().live_dso_count(), 0u);
   EXPECT_TRUE(pipeline.counts().per_dso.empty());

@@ -11,14 +11,17 @@ namespace profcollect {
 namespace {
 
 TEST(SettingSpelling, OwnNamesWithoutASpelling) {
-  EXPECT_EQ(spell_settings("{frequency} and {period} exclude each other"), "frequency and period exclude each other");
+  EXPECT_EQ(spell_settings("{frequency} and {period} exclude each other"),
+            "frequency and period exclude each other");
   EXPECT_EQ(spell_settings("use {event} lbr"), "use event lbr");
   EXPECT_EQ(spell_settings("{mmap_pages} 8"), "buffer pages 8");
 }
 
 TEST(SettingSpelling, TheCommandLineSpellsItsFlags) {
-  EXPECT_EQ(in_cli_terms("{frequency} and {period} exclude each other"), "-F and -c exclude each other");
-  EXPECT_EQ(in_cli_terms("{branch_any} and {branch_filter}; {mmap_pages} 4; {event} brs"), "-b and -j; -m 4; -e brs");
+  EXPECT_EQ(in_cli_terms("{frequency} and {period} exclude each other"),
+            "-F and -c exclude each other");
+  EXPECT_EQ(in_cli_terms("{branch_any} and {branch_filter}; {mmap_pages} 4; {event} brs"),
+            "-b and -j; -m 4; -e brs");
 }
 
 TEST(SettingSpelling, BracesThatNameNoSettingAreKept) {

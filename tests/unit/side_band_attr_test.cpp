@@ -59,8 +59,7 @@ perf_event_attr sampling_attr(const Case& c, bool with_build_id = true) {
 }
 
 constexpr uint64_t kTrailerBits = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-                                  PERF_SAMPLE_IDENTIFIER;
+                                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 
 TEST(SideBandAttr, SamplingEventKeepsEverythingButTheSideBand) {
   for (const Case& c : cases()) {
@@ -106,8 +105,8 @@ TEST(SideBandAttr, DummyEventCarriesTheSideBandWithTheSamplingEventsTrailerClock
     EXPECT_EQ(d.mmap_data, 0u);
     EXPECT_EQ(d.sample_id_all, 1u);
     // perf's dummy: IP|TID|TIME[|CPU]|IDENTIFIER, no PERIOD, no branch stack.
-    EXPECT_EQ(d.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
+    EXPECT_EQ(d.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                                 PERF_SAMPLE_IDENTIFIER);
     EXPECT_EQ(d.branch_sample_type, 0u);
     EXPECT_EQ(d.sample_type & kTrailerBits, whole.sample_type & kTrailerBits)
         << "records of both events in one buffer need one trailer layout";
@@ -171,9 +170,9 @@ class SharedBufferTest : public ::testing::Test {
 };
 
 TEST_F(SharedBufferTest, EachRecordIsDecodedWithTheAttrItsIdNames) {
-  LiveRecordSource source({LiveAttr{sampling_, {kSamplingId}, "cpu-clock:u"},
-                           LiveAttr{dummy_, {kDummyId}, "dummy:u"}},
-                          {&rb_});
+  LiveRecordSource source(
+      {LiveAttr{sampling_, {kSamplingId}, "cpu-clock:u"}, LiveAttr{dummy_, {kDummyId}, "dummy:u"}},
+      {&rb_});
   ASSERT_EQ(source.session().attrs.size(), 2u);
   EXPECT_EQ(source.session().attrs[0].name, "cpu-clock:u");
   EXPECT_EQ(source.session().attrs[1].name, "dummy:u");
@@ -200,7 +199,7 @@ TEST_F(SharedBufferTest, EachRecordIsDecodedWithTheAttrItsIdNames) {
   ProcMapsEntry e;
   e.start = 0x7f0000000000;
   e.end = 0x7f0000003000;
-  e.prot = 5;  // PROT_READ | PROT_EXEC
+  e.prot = 5;   // PROT_READ | PROT_EXEC
   e.flags = 2;  // MAP_PRIVATE
   e.path = "/usr/lib/libwork.so";
   std::vector<uint8_t> synthesized;
@@ -236,8 +235,7 @@ TEST_F(SharedBufferTest, EachRecordIsDecodedWithTheAttrItsIdNames) {
     }
   }
   const std::vector<std::string> expected = {"MMAP2 /usr/lib/libwork.so @0", "COMM prog @10",
-                                             "MMAP2 /usr/bin/prog @11", "SAMPLE @12",
-                                             "LOST 3 @13"};
+                                             "MMAP2 /usr/bin/prog @11", "SAMPLE @12", "LOST 3 @13"};
   EXPECT_EQ(seen, expected);
   EXPECT_EQ(source.counters().malformed, 0u);
   EXPECT_EQ(source.counters().samples, 1u);
@@ -245,9 +243,9 @@ TEST_F(SharedBufferTest, EachRecordIsDecodedWithTheAttrItsIdNames) {
 
 TEST_F(SharedBufferTest, TaskRecordsOfTheDummyComeOutInTimeOrder) {
   // As in the BPF engine's layout, where the buffer holds nothing but the dummy's records.
-  LiveRecordSource source({LiveAttr{sampling_, {kSamplingId}, "cpu-clock:u"},
-                           LiveAttr{dummy_, {kDummyId}, "dummy:u"}},
-                          {&rb_});
+  LiveRecordSource source(
+      {LiveAttr{sampling_, {kSamplingId}, "cpu-clock:u"}, LiveAttr{dummy_, {kDummyId}, "dummy:u"}},
+      {&rb_});
   ASSERT_TRUE(cpu0_.write(pb::comm(42, 43, "worker", false, trailer(20, kDummyId), bdummy_)));
   ASSERT_TRUE(cpu0_.write(pb::task(false, 42, 42, 43, 42, 19, trailer(19, kDummyId), bdummy_)));
   source.drain();
@@ -266,19 +264,19 @@ TEST_F(SharedBufferTest, EventsThatCannotShareABufferAreRefused) {
   perf_event_attr no_identifier = dummy_;
   no_identifier.sample_type &= ~uint64_t{PERF_SAMPLE_IDENTIFIER};
   no_identifier.sample_type |= PERF_SAMPLE_ID;
-  EXPECT_THROW(LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{no_identifier, {}, "b"}},
-                                {&rb_}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{no_identifier, {}, "b"}}, {&rb_}),
+      std::invalid_argument);
   perf_event_attr other_trailer = dummy_;
   other_trailer.sample_type &= ~uint64_t{PERF_SAMPLE_CPU};
-  EXPECT_THROW(LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{other_trailer, {}, "b"}},
-                                {&rb_}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{other_trailer, {}, "b"}}, {&rb_}),
+      std::invalid_argument);
   perf_event_attr no_trailer = dummy_;
   no_trailer.sample_id_all = 0;
-  EXPECT_THROW(LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{no_trailer, {}, "b"}},
-                                {&rb_}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      LiveRecordSource({LiveAttr{sampling_, {}, "a"}, LiveAttr{no_trailer, {}, "b"}}, {&rb_}),
+      std::invalid_argument);
   // One attr needs neither.
   EXPECT_NO_THROW(LiveRecordSource({LiveAttr{no_trailer, {}, "b"}}, {&rb_}));
 }

@@ -34,16 +34,19 @@ std::vector<uint8_t> spe_recording(const std::vector<uint8_t>& aux) {
   time_conv.u64(0).u64(1).u64(0);  // shift, mult, zero
   Bytes info;
   info.u32(4).u32(0).u64(kSpeType).u64(1);
-  return pipe_file(concat({header_attr(a, {1}), record(79, 0, time_conv), record(70, 0, info),
-                           comm(100, 101, "prog", true, SampleId{.pid = 100, .tid = 101, .time = 5, .id = 1}, a),
-                           auxtrace(aux)}));
+  return pipe_file(
+      concat({header_attr(a, {1}), record(79, 0, time_conv), record(70, 0, info),
+              comm(100, 101, "prog", true, SampleId{.pid = 100, .tid = 101, .time = 5, .id = 1}, a),
+              auxtrace(aux)}));
 }
 
 std::vector<uint8_t> good_records(int n) {
   SpePacketEncoder e;
   for (int i = 0; i < n; ++i) {
-    spe_fixture::encode_record(e, {.pc = 0x400000 + 4 * static_cast<uint64_t>(i), .op_class = 2,
-                                   .target = 0x400800, .context = 101,
+    spe_fixture::encode_record(e, {.pc = 0x400000 + 4 * static_cast<uint64_t>(i),
+                                   .op_class = 2,
+                                   .target = 0x400800,
+                                   .context = 101,
                                    .timestamp = 100 + static_cast<uint64_t>(i)});
   }
   return e.bytes;
@@ -95,7 +98,8 @@ TEST_F(SpeAuxReaderTest, CorruptBytesAreSkippedAndCounted) {
   // Garbage in the middle of the second record: it is dropped, the third is read.
   aux.insert(aux.begin() + static_cast<std::ptrdiff_t>(second + 12), {0xff, 0xfe, 0x10});
   const std::vector<uint8_t> third = good_records(3);
-  aux.insert(aux.end(), third.begin() + static_cast<std::ptrdiff_t>(2 * third.size() / 3), third.end());
+  aux.insert(aux.end(), third.begin() + static_cast<std::ptrdiff_t>(2 * third.size() / 3),
+             third.end());
   SpeDecodeTally tally;
   const auto samples = read(aux, tally);
   ASSERT_EQ(samples.size(), 2u);

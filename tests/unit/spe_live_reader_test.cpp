@@ -64,7 +64,8 @@ class SpeLiveTest : public ::testing::Test {
     rb_ = std::make_unique<RingBuffer>(data_.reader());
     aux_ = std::make_unique<AuxBuffer>(aux_area_.reader());
     source_ = std::make_unique<LiveRecordSource>(
-        std::vector<LiveAttr>{{split.sampling, {kSpeId}, "arm_spe_0//u"}, {split.dummy, {kDummyId}, "dummy:u"}},
+        std::vector<LiveAttr>{{split.sampling, {kSpeId}, "arm_spe_0//u"},
+                              {split.dummy, {kDummyId}, "dummy:u"}},
         std::vector<RingBuffer*>{rb_.get()});
     // The kernel's counter -> perf time conversion in the control page: time = 1000 + ts * 3 / 2.
     perf_event_mmap_page* pc = aux_area_.control();
@@ -86,10 +87,12 @@ class SpeLiveTest : public ::testing::Test {
   void aux_record(uint64_t offset, uint64_t size, uint64_t flags, uint64_t time) {
     pb::Bytes b;
     b.u64(offset).u64(size).u64(flags);
-    ASSERT_TRUE(data_.write(pb::record(PERF_RECORD_AUX, 0, pb::trailer(b, at(time, kSpeId, 7, 7), battr_))));
+    ASSERT_TRUE(data_.write(
+        pb::record(PERF_RECORD_AUX, 0, pb::trailer(b, at(time, kSpeId, 7, 7), battr_))));
   }
   void comm(uint32_t pid, uint32_t tid, uint64_t time) {
-    ASSERT_TRUE(data_.write(pb::comm(pid, tid, "prog", false, at(time, kDummyId, pid, tid), battr_)));
+    ASSERT_TRUE(
+        data_.write(pb::comm(pid, tid, "prog", false, at(time, kDummyId, pid, tid), battr_)));
   }
   // PERF_RECORD_SWITCH_CPU_WIDE, switch-out: next_prev_pid/tid name the task coming in.
   void switch_to(uint32_t pid, uint32_t tid, uint64_t time) {
@@ -145,9 +148,19 @@ TEST_F(SpeLiveTest, AnnouncedBytesBecomeSamplesOfTheirPcsAndBranches) {
     return r;
   };
   encode(e, rec({.pc = 0x400100, .op_class = 2, .target = 0x400180}), 5, want);
-  encode(e, rec({.pc = 0x400200, .op_class = 2, .target = 0x400100, .events = kEventsRetired | kEventsMispredicted}), 3, want);
-  encode(e, rec({.pc = 0x400204, .op_class = 2, .subclass = 1, .target = 0x400300,
-                 .events = kEventsRetired | kEventsNotTaken}), 4, want);
+  encode(e,
+         rec({.pc = 0x400200,
+              .op_class = 2,
+              .target = 0x400100,
+              .events = kEventsRetired | kEventsMispredicted}),
+         3, want);
+  encode(e,
+         rec({.pc = 0x400204,
+              .op_class = 2,
+              .subclass = 1,
+              .target = 0x400300,
+              .events = kEventsRetired | kEventsNotTaken}),
+         4, want);
   encode(e, rec({.pc = 0x400208, .op_class = 1, .data_va = 0x7fff0000}), 2, want);
   ASSERT_TRUE(aux_area_.write(e.bytes));
   aux_record(0, e.bytes.size(), 0, 5000);
@@ -180,7 +193,8 @@ TEST_F(SpeLiveTest, AnnouncedBytesBecomeSamplesOfTheirPcsAndBranches) {
 TEST_F(SpeLiveTest, BytesNotYetAnnouncedStayTheReaders) {
   SpePacketEncoder first, second;
   Expected want;
-  encode(first, {.pc = 0x400100, .op_class = 2, .target = 0x400180, .context = 9, .timestamp = 10}, 4, want);
+  encode(first, {.pc = 0x400100, .op_class = 2, .target = 0x400180, .context = 9, .timestamp = 10},
+         4, want);
   encode(second, {.pc = 0x400200, .op_class = 0, .context = 9, .timestamp = 20}, 3, want);
   ASSERT_TRUE(aux_area_.write(first.bytes));
   aux_record(0, first.bytes.size(), 0, 2000);
@@ -201,13 +215,15 @@ TEST_F(SpeLiveTest, BytesNotYetAnnouncedStayTheReaders) {
 TEST_F(SpeLiveTest, FlagsAreCountedAndTruncatedDataStillDecoded) {
   SpePacketEncoder a, b, c;
   Expected want;
-  encode(a, {.pc = 0x400100, .op_class = 2, .target = 0x400180, .context = 9, .timestamp = 10}, 2, want);
+  encode(a, {.pc = 0x400100, .op_class = 2, .target = 0x400180, .context = 9, .timestamp = 10}, 2,
+         want);
   encode(b, {.pc = 0x400104, .op_class = 0, .context = 9, .timestamp = 20}, 3, want);
   encode(c, {.pc = 0x400108, .op_class = 0, .context = 9, .timestamp = 30}, 1, want);
   uint64_t off = 0;
-  for (auto [bytes, flags] : {std::pair{&a.bytes, uint64_t{PERF_AUX_FLAG_TRUNCATED}},
-                              std::pair{&b.bytes, uint64_t{PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION}},
-                              std::pair{&c.bytes, uint64_t{PERF_AUX_FLAG_COLLISION}}}) {
+  for (auto [bytes, flags] :
+       {std::pair{&a.bytes, uint64_t{PERF_AUX_FLAG_TRUNCATED}},
+        std::pair{&b.bytes, uint64_t{PERF_AUX_FLAG_PARTIAL | PERF_AUX_FLAG_COLLISION}},
+        std::pair{&c.bytes, uint64_t{PERF_AUX_FLAG_COLLISION}}}) {
     ASSERT_TRUE(aux_area_.write(*bytes));
     aux_record(off, bytes->size(), flags, 2000 + off);
     off += bytes->size();
@@ -215,7 +231,8 @@ TEST_F(SpeLiveTest, FlagsAreCountedAndTruncatedDataStillDecoded) {
   // A TRUNCATED record with no data: the area was full and the event stopped.
   aux_record(off, 0, PERF_AUX_FLAG_TRUNCATED, 9000);
   source_->drain();
-  EXPECT_EQ(source_->spe()->counters().truncated, 2u) << "known at the drain (the engine restarts the event)";
+  EXPECT_EQ(source_->spe()->counters().truncated, 2u)
+      << "known at the drain (the engine restarts the event)";
   source_->finish();
   const auto got = samples();
   EXPECT_EQ(seen(got).by_pc, want.by_pc);
@@ -263,8 +280,13 @@ TEST_F(SpeLiveWrapTest, ARangeAcrossTheEndOfTheAreaIsReadWhole) {
   SpePacketEncoder e;
   Expected want;
   for (int i = 0; i < 10; ++i)
-    encode(e, {.pc = 0x400100 + 4 * static_cast<uint64_t>(i), .op_class = 2, .target = 0x400800,
-               .context = 9, .timestamp = 10 + static_cast<uint64_t>(i)}, 1, want);
+    encode(e,
+           {.pc = 0x400100 + 4 * static_cast<uint64_t>(i),
+            .op_class = 2,
+            .target = 0x400800,
+            .context = 9,
+            .timestamp = 10 + static_cast<uint64_t>(i)},
+           1, want);
   ASSERT_GT(e.bytes.size(), 37u);
   ASSERT_TRUE(aux_area_.write(e.bytes));
   aux_record(start, e.bytes.size(), 0, 5000);

@@ -19,7 +19,8 @@ namespace {
 using spe_fixture::SpePacketEncoder;
 using spe_fixture::SpeRecordSpec;
 
-std::vector<spe::Record> decode_all(const std::vector<uint8_t>& bytes, spe::DecodeCounts* counts = nullptr) {
+std::vector<spe::Record> decode_all(const std::vector<uint8_t>& bytes,
+                                    spe::DecodeCounts* counts = nullptr) {
   spe::SpePacketDecoder decoder(bytes);
   std::vector<spe::Record> out;
   spe::Record r;
@@ -135,17 +136,31 @@ TEST(SpePacketDecoder, AddressFormatsFollowElNsAndTopByteRules) {
 TEST(SpePacketDecoder, TurnsRecordsIntoPcLevelClassTargetTakenMispredicted) {
   SpePacketEncoder e;
   // A taken, mispredicted conditional branch ending in TIMESTAMP, with the extended headers.
-  SpeRecordSpec taken{.pc = 0x400100, .el = 0, .op_class = 2, .subclass = 1, .target = 0x400200,
-                      .events = 0x2 | 0x80, .context = 42, .timestamp = 1000,
+  SpeRecordSpec taken{.pc = 0x400100,
+                      .el = 0,
+                      .op_class = 2,
+                      .subclass = 1,
+                      .target = 0x400200,
+                      .events = 0x2 | 0x80,
+                      .context = 42,
+                      .timestamp = 1000,
                       .extended_headers = true};
   // A not-taken conditional branch ending in END.
-  SpeRecordSpec not_taken{.pc = 0x400104, .op_class = 2, .subclass = 1, .target = 0x400300,
-                          .events = 0x2 | 0x40};
+  SpeRecordSpec not_taken{
+      .pc = 0x400104, .op_class = 2, .subclass = 1, .target = 0x400300, .events = 0x2 | 0x40};
   // A kernel store with both data addresses, and an "other" operation.
-  SpeRecordSpec store{.pc = 0xffff800008001000ULL, .el = 1, .op_class = 1, .subclass = 1,
-                      .events = 0x2 | 0x4 | 0x8, .data_va = 0xffff000012345678ULL, .data_tag = 0,
-                      .data_pa = 0x812345678ULL, .context = 7, .timestamp = 2000,
-                      .translation_latency = 11, .data_source = 0x3};
+  SpeRecordSpec store{.pc = 0xffff800008001000ULL,
+                      .el = 1,
+                      .op_class = 1,
+                      .subclass = 1,
+                      .events = 0x2 | 0x4 | 0x8,
+                      .data_va = 0xffff000012345678ULL,
+                      .data_tag = 0,
+                      .data_pa = 0x812345678ULL,
+                      .context = 7,
+                      .timestamp = 2000,
+                      .translation_latency = 11,
+                      .data_source = 0x3};
   SpeRecordSpec other{.pc = 0x400108, .op_class = 0, .events = 0x2, .timestamp = 3000};
   for (const auto& r : {taken, not_taken, store, other}) spe_fixture::encode_record(e, r);
   e.pad(5);
@@ -249,8 +264,8 @@ TEST(SpePacketDecoder, ReservedOperationClassIsABadHeader) {
 TEST(SpePacketDecoder, DecodingAllocatesNothing) {
   SpePacketEncoder e;
   for (uint64_t i = 0; i < 1000; ++i) {
-    spe_fixture::encode_record(e, {.pc = 0x400000 + 4 * i, .op_class = 2, .target = 0x500000,
-                                   .timestamp = i});
+    spe_fixture::encode_record(
+        e, {.pc = 0x400000 + 4 * i, .op_class = 2, .target = 0x500000, .timestamp = i});
   }
   e.bytes.push_back(0xff);
   test::AllocationCounter counter;

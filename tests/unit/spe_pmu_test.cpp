@@ -18,7 +18,9 @@ namespace {
 
 class FakeFiles : public test::InMemorySystemFiles {
  public:
-  void set(const std::string& rel, const std::string& content) { files[std::string(kEventSourceDevices) + "/" + rel] = content; }
+  void set(const std::string& rel, const std::string& content) {
+    files[std::string(kEventSourceDevices) + "/" + rel] = content;
+  }
 };
 
 // A Neoverse N1 server: armv8_pmuv3_0 without BRBE (no caps/branches), arm_spe_0 of type 8.
@@ -62,7 +64,8 @@ TEST(SpePmu, AttrRaisesThePeriodAndAsksPhysicalDataOnlyWithPrivilege) {
   EXPECT_EQ(a.config, kSpeTsEnable | kSpeJitter | kSpeBranchFilter);
   EXPECT_EQ(a.exclude_kernel, 1u);
   EXPECT_EQ(a.inherit, 1u);
-  a = make_spe_attr(pmu, {.period = 5000, .privileged = true, .include_kernel = true, .system_wide = true});
+  a = make_spe_attr(
+      pmu, {.period = 5000, .privileged = true, .include_kernel = true, .system_wide = true});
   EXPECT_EQ(a.sample_period, 5000u);
   EXPECT_EQ(a.config, kSpeTsEnable | kSpeJitter | kSpePaEnable | kSpePctEnable);
   EXPECT_EQ(a.exclude_kernel, 0u);
@@ -167,8 +170,9 @@ TEST(SpePmu, SpeRefusesFrequencyAndSaysWhenTheKernelRefuses) {
     select_event(o, c);
     FAIL() << "selected although the kernel refused the SPE event";
   } catch (const EventSelectionError& e) {
-    EXPECT_NE(std::string(e.what()).find("arm_spe_0 found (type 8, min_interval 1024) but perf_event_open "
-                                         "refused it (EACCES)"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "arm_spe_0 found (type 8, min_interval 1024) but perf_event_open "
+                  "refused it (EACCES)"),
               std::string::npos)
         << e.what();
   }

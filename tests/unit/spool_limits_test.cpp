@@ -24,10 +24,15 @@ std::vector<std::string> names(const std::vector<Eviction>& evictions) {
 }
 
 const std::vector<SpoolEntry> kEntries = {
-    {"c", 300, 30}, {"a", 100, 10}, {"d", 400, 40}, {"b", 200, 20},
+    {"c", 300, 30},
+    {"a", 100, 10},
+    {"d", 400, 40},
+    {"b", 200, 20},
 };
 
-TEST(SpoolLimits, NoLimitsEvictNothing) { EXPECT_TRUE(choose_evictions(kEntries, 1000, {}).empty()); }
+TEST(SpoolLimits, NoLimitsEvictNothing) {
+  EXPECT_TRUE(choose_evictions(kEntries, 1000, {}).empty());
+}
 
 TEST(SpoolLimits, TheLeastRecentlySampledGoFirstUntilTheBudgetHolds) {
   SpoolLimits limits;
@@ -52,7 +57,8 @@ TEST(SpoolLimits, RetentionFirstThenTheBudgetWithTiesByName) {
   std::vector<SpoolEntry> entries = kEntries;
   entries.push_back({"b2", 50, 20});  // sampled at the same time as b: the name decides
   EXPECT_EQ(names(choose_evictions(entries, 1050, limits)),
-            (std::vector<std::string>{"a:retention_days", "b:max_disk_mb", "b2:max_disk_mb", "c:max_disk_mb"}));
+            (std::vector<std::string>{"a:retention_days", "b:max_disk_mb", "b2:max_disk_mb",
+                                      "c:max_disk_mb"}));
 }
 
 void write(const std::filesystem::path& path, const std::string& text) {
@@ -86,14 +92,16 @@ TEST(SpoolLimits, TheSpoolIsReadWithoutFollowingLinks) {
   SpoolIndex index;
   index.rescan(DirectoryHandle::open_existing(dir.string()));
   std::vector<SpoolEntry> entries = index.binaries();
-  std::sort(entries.begin(), entries.end(), [](const SpoolEntry& x, const SpoolEntry& y) { return x.directory < y.directory; });
+  std::sort(entries.begin(), entries.end(),
+            [](const SpoolEntry& x, const SpoolEntry& y) { return x.directory < y.directory; });
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].directory, "a");
   EXPECT_EQ(entries[0].bytes, 121u);
   EXPECT_EQ(entries[0].last_sample_ns, 5u);
   EXPECT_EQ(entries[1].directory, "e");
   EXPECT_EQ(entries[1].bytes, 0u);
-  EXPECT_GT(entries[1].last_sample_ns, 9u) << "the linked meta.json was read; the directory's time is the fallback";
+  EXPECT_GT(entries[1].last_sample_ns, 9u)
+      << "the linked meta.json was read; the directory's time is the fallback";
   EXPECT_EQ(index.total_bytes(), 21u + 100u + 7u + 2u);
   fs::remove_all(root);
 }
@@ -107,7 +115,8 @@ TEST(SpoolIndex, ARefreshReadsOnlyWhatWasWrittenOrAppeared) {
   const fs::path dir = templ;
   for (int i = 0; i < 50; ++i) {
     fs::create_directories(dir / ("bin" + std::to_string(i)));
-    write(dir / ("bin" + std::to_string(i)) / "meta.json", "{\"last_sample_ns\": " + std::to_string(100 + i) + "}");
+    write(dir / ("bin" + std::to_string(i)) / "meta.json",
+          "{\"last_sample_ns\": " + std::to_string(100 + i) + "}");
   }
   const DirectoryHandle handle = DirectoryHandle::open_existing(dir.string());
   SpoolIndex index;

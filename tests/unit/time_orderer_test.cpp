@@ -71,7 +71,7 @@ TEST(TimeOrdererTest, FinishedRoundLetsOutUpToThePreviousRoundsMaximum) {
 
 TEST(TimeOrdererTest, RecordsWithoutTimeKeepTheirPlace) {
   TimeOrderer o;
-  push(o, 100, 0);        // synthesized before anything: first
+  push(o, 100, 0);  // synthesized before anything: first
   push(o, 10, 10);
   push(o, 101, kNoTime);  // after the time-10 record read before it
   push(o, 5, 5);          // an earlier time from another CPU goes before both

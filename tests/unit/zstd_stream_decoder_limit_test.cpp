@@ -35,7 +35,8 @@ TEST(ZstdStreamDecoderLimit, AnInputMakingMoreThanTheLimitFails) {
   ZstdStreamDecoder decoder(kLimit);
   std::vector<uint8_t> out;
   size_t used = 0;
-  EXPECT_THROW(decoder.decompress(run_length_frame(kLimit / 131072 + 16), out, used), RecordFormatError);
+  EXPECT_THROW(decoder.decompress(run_length_frame(kLimit / 131072 + 16), out, used),
+               RecordFormatError);
   EXPECT_LE(out.size(), kLimit) << "the buffer never grows past the limit";
   // Under the limit, the same decoder type takes it all.
   ZstdStreamDecoder roomy(kLimit);
