@@ -25,7 +25,7 @@ KallsymsProfile kernel_profile() {
 
 TEST(KallsymsDirectorySetAside, ATruncatedFunctionsTxtIsSetAsideHiddenEntriesLeftAlone) {
   ScratchDirectory dir;
-  const std::string name = std::string("kernel.kallsyms-") + kBuildId;
+  const std::string name = "kernel.kallsyms-" + std::string(kBuildId);
   const DirectoryHandle output = DirectoryHandle::open_path(dir.path.string(), 0700);
   write_generation(output, name, render_kallsyms_profile(kernel_profile(), {kBuildId, "cycles"}));
   const fs::path sub = dir.path / name;
@@ -48,7 +48,7 @@ TEST(KallsymsDirectorySetAside, ATruncatedFunctionsTxtIsSetAsideHiddenEntriesLef
 
 TEST(KallsymsDirectorySetAside, AnotherKernelsProfileUnderThisKernelsNameIsRefused) {
   ScratchDirectory dir;
-  const std::string name = std::string("kernel.kallsyms-") + kBuildId;
+  const std::string name = "kernel.kallsyms-" + std::string(kBuildId);
   const DirectoryHandle output = DirectoryHandle::open_path(dir.path.string(), 0700);
   write_generation(output, name,
                    render_kallsyms_profile(kernel_profile(), {kOtherBuildId, "cycles"}));
