@@ -7,9 +7,9 @@ namespace profcollect {
 
 namespace {
 
-class Reader {
+class LineProgramReader {
  public:
-  Reader(std::span<const uint8_t> data, uint64_t at, uint64_t end)
+  LineProgramReader(std::span<const uint8_t> data, uint64_t at, uint64_t end)
       : data_(data), at_(at), end_(end) {}
 
   uint64_t offset() const { return at_; }
@@ -100,7 +100,7 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
   if (offset >= debug_line.size()) {
     throw std::runtime_error(".debug_line has no line program at offset " + std::to_string(offset));
   }
-  Reader header(debug_line, offset, debug_line.size());
+  LineProgramReader header(debug_line, offset, debug_line.size());
   uint64_t length = header.fixed(4);
   unsigned offset_size = 4;
   if (length == 0xffffffffu) {
@@ -109,7 +109,7 @@ DwarfLineTable DwarfLineTable::parse(std::span<const uint8_t> debug_line, uint64
   }
   if (length > debug_line.size() - header.offset()) header.fail("unit length past the section");
   const uint64_t unit_end = header.offset() + length;
-  Reader in(debug_line, header.offset(), unit_end);
+  LineProgramReader in(debug_line, header.offset(), unit_end);
   table.version_ = static_cast<uint16_t>(in.fixed(2));
   if (table.version_ < 2 || table.version_ > 5)
     in.fail("unsupported version " + std::to_string(table.version_));

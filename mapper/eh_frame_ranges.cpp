@@ -13,9 +13,9 @@ namespace {
 constexpr uint8_t kOmit = 0xff;
 constexpr uint8_t kPcrel = 0x10;
 
-class Reader {
+class EhFrameReader {
  public:
-  Reader(std::span<const uint8_t> bytes, bool little_endian)
+  EhFrameReader(std::span<const uint8_t> bytes, bool little_endian)
       : bytes_(bytes), little_endian_(little_endian) {}
 
   size_t pos() const { return pos_; }
@@ -122,7 +122,7 @@ class Reader {
 // The FDE pointer encoding ('R' augmentation) of the CIE at `offset`; absptr when absent.
 std::optional<uint8_t> cie_fde_encoding(std::span<const uint8_t> bytes, size_t offset,
                                         uint64_t section_addr, bool is_64bit, bool little_endian) {
-  Reader r(bytes, little_endian);
+  EhFrameReader r(bytes, little_endian);
   r.seek(offset);
   size_t id_size = 4;
   if (r.fixed(4) == 0xffffffffu) {
@@ -177,7 +177,7 @@ std::vector<CodeRange> parse_eh_frame(std::span<const uint8_t> bytes, uint64_t s
                                       bool is_64bit, bool little_endian) {
   std::vector<CodeRange> ranges;
   std::map<size_t, std::optional<uint8_t>> cie_encodings;
-  Reader r(bytes, little_endian);
+  EhFrameReader r(bytes, little_endian);
   while (r.ok() && r.pos() + 4 <= bytes.size()) {
     uint64_t length = r.fixed(4);
     if (length == 0) break;  // terminator

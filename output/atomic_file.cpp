@@ -17,8 +17,9 @@ std::string dir_of(const std::string& path) {
   if (slash == 0) return "/";
   return path.substr(0, slash);
 }
-std::string errno_text(int e) { return std::strerror(e); }
 }  // namespace
+
+std::string errno_text(int error) { return std::strerror(error); }
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   struct stat st;

@@ -20,6 +20,9 @@ class OutputError : public std::runtime_error {
   std::string path_;
 };
 
+// errno's text, for an OutputError's reason.
+std::string errno_text(int error);
+
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);  // throws OutputError

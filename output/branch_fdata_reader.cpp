@@ -9,7 +9,7 @@ namespace profcollect {
 namespace {
 
 // Space-separated fields; "\ " belongs to the field (a name with a space), as do other escapes.
-std::vector<std::string_view> fields_of(std::string_view line) {
+std::vector<std::string_view> fdata_fields(std::string_view line) {
   std::vector<std::string_view> fields;
   size_t i = 0;
   while (i < line.size()) {
@@ -36,7 +36,7 @@ std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string
   std::string_view line;
   while (lines.next(line)) {
     if (line.empty()) continue;
-    const std::vector<std::string_view> f = fields_of(line);
+    const std::vector<std::string_view> f = fdata_fields(line);
     if (f.size() != 8) {
       return fail("expected '<k> <name> <offset> <k> <name> <offset> <mispredicts> <count>'");
     }

@@ -6,6 +6,8 @@
 #include <string_view>
 #include <vector>
 
+#include "output/text_lines.h"
+
 namespace profcollect {
 
 namespace {
@@ -52,19 +54,6 @@ bool parse_dec(std::string_view s, uint64_t& out) {
   }
   out = v;
   return true;
-}
-
-std::vector<std::string_view> fields_of(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    size_t j = i;
-    while (j < line.size() && line[j] != ' ') ++j;
-    if (j > i) fields.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return fields;
 }
 
 }  // namespace
@@ -119,7 +108,7 @@ std::optional<BranchSamples> parse_branch_samples(const std::string& text, std::
       if (line != kHeader) return fail(1, "not a profcollect branch samples file");
       continue;
     }
-    std::vector<std::string_view> f = fields_of(line);
+    std::vector<std::string_view> f = space_separated_fields(line);
     if (f.empty()) continue;  // a blank line, spaces only included
     const std::string_view kind = f[0];
     if (kind == "stacks" && f.size() == 2) {

@@ -15,8 +15,6 @@ namespace profcollect {
 
 namespace {
 
-std::string errno_text(int e) { return std::strerror(e); }
-
 // Why an entry may not be used, from what fstatat/fstat said about it; empty when it may.
 std::string refusal(const struct stat& st, bool want_directory) {
   if (S_ISLNK(st.st_mode)) return "is a symbolic link: not followed";

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "output/fdata_writer.h"
+#include "output/function_profile.h"
+
 namespace profcollect {
 
 void ImageProfile::add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns) {
@@ -52,6 +55,14 @@ BranchSamples ImageProfile::branch_samples() const {
     for (const auto& [range, c] : counter_->profile().ranges) out.ranges.ranges[range] += c;
     for (const auto& [branch, c] : counter_->profile().branches) out.ranges.branches[branch] += c;
   }
+  return out;
+}
+
+ImageCounts ImageProfile::counts(const std::vector<std::string>& events) const {
+  ImageCounts out;
+  out.ips = ips_;
+  out.no_lbr = FdataWriter::to_no_lbr(FunctionProfile::build(ips_, image_->symbols()), events);
+  if (branches_) out.branches = branch_samples();
   return out;
 }
 

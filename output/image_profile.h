@@ -8,11 +8,14 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "mapper/loaded_image.h"
 #include "output/branch_profile.h"
 #include "output/branch_samples_file.h"
 #include "output/branch_stack_counter.h"
+#include "output/image_counts.h"
 #include "output/ip_profile.h"
 
 namespace profcollect {
@@ -42,6 +45,9 @@ class ImageProfile {
   uint64_t revision() const { return revision_; }
   // The branch samples so far, with their ranges; empty without branch stacks.
   BranchSamples branch_samples() const;
+  // Every kind of count so far (output/image_counts.h); the IP samples' no_lbr profile names
+  // `events` (those of the samples).
+  ImageCounts counts(const std::vector<std::string>& events) const;
 
  private:
   void prepare_branches();

@@ -8,18 +8,6 @@ namespace profcollect {
 
 namespace {
 
-std::vector<std::string_view> fields_of(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ') ++i;
-    if (i > start) fields.push_back(line.substr(start, i - start));
-  }
-  return fields;
-}
-
 // "<hex>" or, with `external`, "X:<hex>".
 bool parse_end(std::string_view s, uint64_t& address, bool& external) {
   external = s.starts_with("X:");
@@ -38,7 +26,7 @@ std::optional<BranchProfile> parse_preagg(std::string_view text, std::string* er
   std::string_view line;
   while (lines.next(line)) {
     if (line.empty()) continue;
-    const std::vector<std::string_view> f = fields_of(line);
+    const std::vector<std::string_view> f = space_separated_fields(line);
     if (!f.empty() && f[0] == "B") {
       TakenBranch branch;
       uint64_t count = 0, mispredicts = 0;

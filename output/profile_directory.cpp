@@ -64,7 +64,7 @@ std::optional<uint64_t> decode_file(const std::string& name, const std::string& 
     auto parsed = parse_no_lbr_fdata(text, why);
     if (!parsed) return std::nullopt;
     for (const auto& [key, count] : parsed->counts) sum.add(count);
-    into.no_lbr = std::move(*parsed);
+    into.counts.no_lbr = std::move(*parsed);
     into.no_lbr_file = name;
   } else if (ProfileFormat format = format_of_file(name)) {
     if (name == "bolt.fdata" && text.starts_with("no_lbr")) {
@@ -79,7 +79,7 @@ std::optional<uint64_t> decode_file(const std::string& name, const std::string& 
     auto parsed = parse_ip_samples(text, why);
     if (!parsed) return std::nullopt;
     for (const auto& [address, count] : parsed->counts()) sum.add(count);
-    into.ips = std::move(*parsed);
+    into.counts.ips = std::move(*parsed);
   } else if (name == "samples.branch") {
     auto parsed = parse_branch_samples(text, why);
     if (!parsed) return std::nullopt;
@@ -91,7 +91,7 @@ std::optional<uint64_t> decode_file(const std::string& name, const std::string& 
     for (const auto& [range, count] : parsed->bolt.fall_throughs()) sum.add(count);
     for (const auto& [range, count] : parsed->ranges.ranges) sum.add(count);
     for (const auto& [branch, count] : parsed->ranges.branches) sum.add(count);
-    into.branches = std::move(*parsed);
+    into.counts.branches = std::move(*parsed);
   } else {
     *why = "not a profile file";
     return std::nullopt;
@@ -343,13 +343,15 @@ ProfileDirectory read_profile_directory(const DirectoryHandle& dir,
                "present although meta.json says bolt.fdata is no_lbr: two no_lbr profiles");
   }
   // What holds of directories written before file_totals too.
-  if (out.no_lbr && out.meta.is_object() && out.totals[out.no_lbr_file] > out.samples) {
+  if (!out.no_lbr_file.empty() && out.meta.is_object() &&
+      out.totals[out.no_lbr_file] > out.samples) {
     faults.add(out.no_lbr_file, "counts " + std::to_string(out.totals[out.no_lbr_file]) +
                                     " samples, more than meta.json's samples (" +
                                     std::to_string(out.samples) + ")");
   }
-  if (out.branches && out.branch_stacks && out.branches->stacks != *out.branch_stacks) {
-    faults.add("samples.branch", "counts " + std::to_string(out.branches->stacks) +
+  if (out.counts.branches && out.branch_stacks &&
+      out.counts.branches->stacks != *out.branch_stacks) {
+    faults.add("samples.branch", "counts " + std::to_string(out.counts.branches->stacks) +
                                      " branch stacks where meta.json's branch_stacks says " +
                                      std::to_string(*out.branch_stacks));
   }
@@ -414,6 +416,27 @@ std::vector<std::pair<std::string, uint64_t>> file_totals_of(
     totals.emplace_back(file, *total);
   }
   return totals;
+}
+
+BoltFdataKind bolt_fdata_of(const RenderedProfiles& rendered) {
+  for (const auto& [file, content] : rendered.files) {
+    if (file == "bolt.fdata")
+      return rendered.branch_fdata ? BoltFdataKind::Branch : BoltFdataKind::NoLbr;
+  }
+  return BoltFdataKind::None;
+}
+
+std::vector<std::pair<std::string, std::string>> count_files(const ImageCounts& counts,
+                                                             BoltFdataKind bolt_fdata) {
+  std::vector<std::pair<std::string, std::string>> files;
+  const bool no_lbr = !counts.no_lbr.events.empty() || !counts.no_lbr.counts.empty();
+  if (no_lbr && (bolt_fdata == BoltFdataKind::Branch ||
+                 (bolt_fdata == BoltFdataKind::None && counts.branches)))
+    files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(counts.no_lbr));
+  if (!counts.ips.empty()) files.emplace_back("samples.ip", format_ip_samples(counts.ips));
+  if (counts.branches)
+    files.emplace_back("samples.branch", format_branch_samples(*counts.branches));
+  return files;
 }
 
 void write_profile_directory(const DirectoryHandle& parent, const std::string& name,

@@ -49,6 +49,7 @@
 #include "output/count_sum.h"
 #include "output/directory_handle.h"
 #include "output/fdata_reader.h"
+#include "output/image_counts.h"
 #include "output/ip_profile.h"
 #include "output/kallsyms_profile.h"
 #include "output/profile_generation.h"
@@ -73,12 +74,11 @@ struct ProfileDirectory {
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // 0 when unknown
   std::vector<std::string> events;
   std::optional<uint64_t> branch_stacks;
-  // The counts, each when present and sound: the IP samples' no_lbr profile (bolt.fdata, or
-  // bolt.nolbr.fdata beside a branch bolt.fdata), samples.ip and samples.branch.
-  std::optional<NoLbrFdata> no_lbr;
-  std::string no_lbr_file;  // the file no_lbr came from
-  std::optional<IpProfile> ips;
-  std::optional<BranchSamples> branches;
+  // The counts of the files that hold them, each when present and sound: the IP samples' no_lbr
+  // profile (bolt.fdata, or bolt.nolbr.fdata beside a branch bolt.fdata), samples.ip and
+  // samples.branch (counts.branches only when there is one).
+  ImageCounts counts;
+  std::string no_lbr_file;  // the file counts.no_lbr came from; empty when none
   // The registered formats' files (output/profile_format.h) as read and checked, by file name,
   // for merge: bolt.fdata only when it is branch fdata (no_lbr is read above).
   std::map<std::string, std::string> format_files;
@@ -114,6 +114,19 @@ std::string set_aside_warning(const std::vector<DirectoryFault>& faults);
 std::vector<std::pair<std::string, uint64_t>> file_totals_of(
     const std::vector<std::pair<std::string, std::string>>& files, bool branch_fdata,
     const std::string& where);
+
+// What a binary directory's bolt.fdata is: none (BOLT's format was not asked for), the no_lbr
+// profile of the IP samples, or BOLT's branch profile.
+enum class BoltFdataKind { None, NoLbr, Branch };
+BoltFdataKind bolt_fdata_of(const RenderedProfiles& rendered);
+
+// The files that keep `counts` in a binary directory whose bolt.fdata is `bolt_fdata`, so that
+// the next run or a merge adds to them, in the order the directory lists them: the no_lbr profile
+// as bolt.nolbr.fdata unless bolt.fdata holds it (or it is not needed: no branch samples and no
+// branch bolt.fdata), samples.ip, and samples.branch with branch samples. A kind of count with
+// nothing in it has no file.
+std::vector<std::pair<std::string, std::string>> count_files(const ImageCounts& counts,
+                                                             BoltFdataKind bolt_fdata);
 
 // Writes the binary directory `name` of `parent` as one generation (output/profile_generation.h):
 // `files` (name, content) then meta.json, made by render_meta() from `meta` and `rendered` with

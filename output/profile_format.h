@@ -18,17 +18,11 @@
 #include "mapper/loaded_image.h"
 #include "output/branch_samples_file.h"
 #include "output/fdata_reader.h"
+#include "output/image_counts.h"
 #include "output/ip_profile.h"
 #include "output/render_stop.h"
 
 namespace profcollect {
-
-// What an image's profiles are made from.
-struct ImageCounts {
-  const IpProfile& ips;
-  const NoLbrFdata& no_lbr;       // the IP samples as BOLT's no_lbr profile (events included)
-  const BranchSamples* branches;  // null without branch stacks
-};
 
 struct FormatInput {
   const LoadedImage& image;

@@ -9,7 +9,6 @@
 #include <set>
 
 #include "output/directory_handle.h"
-#include "output/ip_samples_file.h"
 #include "output/profile_directory.h"
 #include "output/profile_format.h"
 #include "output/profile_renderer.h"
@@ -26,11 +25,10 @@ struct MergedBinary {
   uint64_t first_sample_ns = 0, last_sample_ns = 0;
   std::vector<std::string> events;
   std::optional<uint64_t> branch_stacks;
-  std::optional<NoLbrFdata> no_lbr;
+  ImageCounts counts;
+  bool no_lbr = false;  // an input had a no_lbr profile
   // The registered formats' files (bolt.fdata when branch fdata), each summed by its merger.
   std::map<std::string, std::unique_ptr<FormatMerger>> formats;
-  std::optional<IpProfile> ips;
-  std::optional<BranchSamples> branches;
   // Each file's total so far: while these stay below 2^64, no sum of the files' counts, each at
   // most its file's total, can wrap.
   std::map<std::string, uint64_t> totals;
@@ -40,12 +38,6 @@ void add_events(std::vector<std::string>& into, const std::vector<std::string>& 
   for (const std::string& e : events) {
     if (std::find(into.begin(), into.end(), e) == into.end()) into.push_back(e);
   }
-}
-
-void add_no_lbr(std::optional<NoLbrFdata>& into, const NoLbrFdata& from) {
-  if (!into) into.emplace();
-  add_events(into->events, from.events);
-  for (const auto& [key, count] : from.counts) into->counts[key] += count;
 }
 
 // `into` + `more`, or an OutputError naming `file`: a sum past 2^64 is never wrapped.
@@ -89,7 +81,8 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
   }
   m.last_sample_ns = std::max(m.last_sample_ns, d.last_sample_ns);
   add_events(m.events, d.events);
-  if (d.no_lbr) add_no_lbr(m.no_lbr, *d.no_lbr);
+  m.counts.add(d.counts);
+  if (!d.no_lbr_file.empty()) m.no_lbr = true;
   for (const auto& [file, text] : d.format_files) {
     std::unique_ptr<FormatMerger>& merger = m.formats[file];
     if (!merger) {
@@ -98,14 +91,6 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
       }
     }
     if (merger) merger->add(text, d.path + "/" + file);
-  }
-  if (d.ips) {
-    if (!m.ips) m.ips.emplace();
-    m.ips->merge(*d.ips);
-  }
-  if (d.branches) {
-    if (!m.branches) m.branches.emplace();
-    m.branches->merge(*d.branches);
   }
 }
 
@@ -125,16 +110,13 @@ MergedFiles files_of(const MergedBinary& m) {
     if (auto it = m.formats.find(file); it != m.formats.end()) {
       rendered.files.emplace_back(file, it->second->text());
     } else if (f == format_named("bolt") && m.no_lbr) {
-      rendered.files.emplace_back(file, format_no_lbr_fdata(*m.no_lbr));
+      rendered.files.emplace_back(file, format_no_lbr_fdata(m.counts.no_lbr));
     }
   }
 
   MergedFiles out;
   std::vector<std::pair<std::string, std::string>>& files = out.files;
-  if (rendered.branch_fdata && m.no_lbr)
-    files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(*m.no_lbr));
-  if (m.ips) files.emplace_back("samples.ip", format_ip_samples(*m.ips));
-  if (m.branches) files.emplace_back("samples.branch", format_branch_samples(*m.branches));
+  files = count_files(m.counts, bolt_fdata_of(rendered));
   files.insert(files.end(), rendered.files.begin(), rendered.files.end());
   out.meta.samples = m.samples;
   out.meta.first_sample_ns = m.first_sample_ns;

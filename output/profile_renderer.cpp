@@ -15,7 +15,7 @@ RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& co
                                  const RenderRequest& request, const RenderStop* stop) {
   RenderedProfiles out;
   const FormatInput input{
-      image, counts, counts.branches && counts.branches->stacks > 0 ? counts.branches : nullptr,
+      image, counts, counts.branches && counts.branches->stacks > 0 ? &*counts.branches : nullptr,
       request.no_lbr, stop};
   for (ProfileFormat f : request.formats) {
     if (stop) stop->check();

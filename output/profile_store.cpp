@@ -8,7 +8,6 @@
 #include <cstring>
 
 #include "output/atomic_file.h"
-#include "output/ip_samples_file.h"
 #include "output/json_text.h"
 #include "output/profile_directory.h"
 #include "output/profile_generation.h"
@@ -49,9 +48,7 @@ const ProfileStore::Base& ProfileStore::base_for(const std::string& name) {
     warnings_.push_back(set_aside_warning(earlier.faults));
     return bases_.emplace(name, std::move(base)).first->second;
   }
-  if (earlier.no_lbr) base.fdata = std::move(*earlier.no_lbr);
-  if (earlier.ips) base.ips = std::move(*earlier.ips);
-  if (earlier.branches) base.branches = std::move(*earlier.branches);
+  base.counts = std::move(earlier.counts);
   base.samples = earlier.samples;
   base.first_sample_ns = earlier.first_sample_ns;
   base.last_sample_ns = earlier.last_sample_ns;
@@ -62,46 +59,29 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   const std::string name = s.identity.directory_name();
   const std::string subdir = root_.path_of(name);
   const Base& base = base_for(name);
-  NoLbrFdata merged = base.fdata;
-  if (merged.events.empty() || !s.fdata.events.empty()) merged.events = s.fdata.events;
-  for (const auto& [key, count] : s.fdata.counts) merged.counts[key] += count;
+  ImageCounts counts = base.counts;
+  counts.add(s.counts);
   uint64_t first = base.first_sample_ns;
   if (first == 0 || (s.first_sample_ns != 0 && s.first_sample_ns < first))
     first = s.first_sample_ns;
   // Branch samples from this run or an earlier one make this a branch profile.
-  const bool branch_mode = s.branches != nullptr || !base.branches.empty();
-  BranchSamples branches;
-  if (branch_mode) {
-    branches = base.branches;
-    if (s.branches) branches.merge(*s.branches);
-  }
+  const bool branch_mode = counts.branches.has_value();
   if (branch_mode && !s.render) {
     throw OutputError(subdir + "/bolt.fdata", "branch samples given without a way to write them");
   }
-  IpProfile ips = base.ips;
-  ips.merge(s.ips);
   // Every file is made before the first is written: a failure while making them (the AutoFDO
   // and BOLT writers decode the binary) leaves the directory as the last flush left it, never
   // with new profiles and an old or missing meta.json.
-  const ImageCounts counts{ips, merged, branch_mode ? &branches : nullptr};
   RenderedProfiles rendered;
   if (s.render) {
     rendered = s.render(counts);
   } else {
-    rendered.files.emplace_back("bolt.fdata", format_no_lbr_fdata(merged));
+    rendered.files.emplace_back("bolt.fdata", format_no_lbr_fdata(counts.no_lbr));
   }
   // meta.json says what was rendered: with branch samples bolt.fdata is branch fdata unless the
-  // renderer fell back to no_lbr (no BOLT block map, an i386 process). The IP samples' no_lbr
-  // profile is kept beside a branch bolt.fdata, or in its place when BOLT's was not asked for,
-  // so that runs add up.
-  const bool no_lbr_rendered = std::any_of(
-      rendered.files.begin(), rendered.files.end(),
-      [&](const auto& file) { return file.first == "bolt.fdata" && !rendered.branch_fdata; });
-  std::vector<std::pair<std::string, std::string>> files;
-  if (branch_mode && !no_lbr_rendered)
-    files.emplace_back("bolt.nolbr.fdata", format_no_lbr_fdata(merged));
-  files.emplace_back("samples.ip", format_ip_samples(ips));
-  if (branch_mode) files.emplace_back("samples.branch", format_branch_samples(branches));
+  // renderer fell back to no_lbr (no BOLT block map, an i386 process); the count files follow.
+  std::vector<std::pair<std::string, std::string>> files =
+      count_files(counts, bolt_fdata_of(rendered));
   for (auto& file : rendered.files) files.push_back(file);
   ImageMeta meta;
   meta.samples = base.samples + s.samples;
@@ -109,7 +89,7 @@ void ProfileStore::write_binary(const BinaryProfileSnapshot& s) {
   meta.last_sample_ns = std::max(base.last_sample_ns, s.last_sample_ns);
   meta.events = s.events;
   if (meta.events.empty() && !s.event.empty()) meta.events = {s.event};
-  if (branch_mode) meta.branch_stacks = branches.stacks;
+  if (branch_mode) meta.branch_stacks = counts.branches->stacks;
   write_profile_directory(root_, name, std::move(files), s.identity, std::move(meta), rendered,
                           modes_);
 }

@@ -32,10 +32,8 @@
 #include <string>
 
 #include "record/build_id.h"
-#include "output/branch_samples_file.h"
-#include "output/fdata_reader.h"
 #include "mapper/loaded_image.h"
-#include "output/ip_profile.h"
+#include "output/image_counts.h"
 #include "output/profile_generation.h"
 #include "output/profile_renderer.h"
 
@@ -48,14 +46,11 @@ namespace profcollect {
 // What this run has gathered for one binary (cumulative within the run).
 struct BinaryProfileSnapshot {
   BinaryIdentity identity;
-  NoLbrFdata fdata;  // this run's IP samples as BOLT's no_lbr profile
+  ImageCounts counts;  // this run's
   uint64_t samples = 0;
   uint64_t first_sample_ns = 0, last_sample_ns = 0;  // Unix epoch; 0 when no sample yet
   std::string event;                                 // the first of `events`
   std::vector<std::string> events;                   // the events of this run's samples
-  IpProfile ips;                                     // this run's samples per address
-  // This run's branch stacks, when the event records them.
-  const BranchSamples* branches = nullptr;
   // Makes the profile files from the cumulative counts (output/profile_renderer.h); without it
   // only bolt.fdata (no_lbr) is written. Needed with branch samples.
   std::function<RenderedProfiles(const ImageCounts&)> render;
@@ -82,9 +77,7 @@ class ProfileStore {
 
  private:
   struct Base {
-    NoLbrFdata fdata;
-    IpProfile ips;
-    BranchSamples branches;
+    ImageCounts counts;
     uint64_t samples = 0;
     uint64_t first_sample_ns = 0;
     uint64_t last_sample_ns = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace profcollect {
 
@@ -38,6 +39,19 @@ class TextLines {
 inline bool parse_whole_number(std::string_view s, int base, uint64_t& out) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
   return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
+
+// The fields of a line separated by one or more spaces.
+inline std::vector<std::string_view> space_separated_fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    if (i > start) fields.push_back(line.substr(start, i - start));
+  }
+  return fields;
 }
 
 }  // namespace profcollect

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Installs what is needed, builds profcollect (the tool alone: tests/run.sh builds the tests in
-# the same build directory later), and runs the main job on a bundled demo workload:
+# Installs what is needed, builds profcollect as a user installs it (the tool alone, a release
+# build: optimized, without debug info, its sources compiled sixteen to a unit) into
+# build-release/ (or BUILD_DIR), and runs the main job on a bundled demo workload:
 # the seed program of the project (a small clang/lld PIE whose samples perf2bolt loses),
 # profiled live into a profile directory, reported, and given to llvm-bolt; then the same
 # through perf record + profcollect convert.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/tests/install-deps.sh"
-"$root/tests/build.sh" --target profcollect
-build=${BUILD_DIR:-$root/build}
+build=${BUILD_DIR:-$root/build-release}
+BUILD_DIR=$build "$root/tests/build.sh" --target profcollect -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16
 pc=$build/profcollect
 demo=$build/demo
 mkdir -p "$demo"

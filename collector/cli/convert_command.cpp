@@ -23,7 +23,6 @@
 #include "mapper/target_image_selector.h"
 #include "output/atomic_file.h"
 #include "output/output_file.h"
-#include "output/fdata_writer.h"
 #include "output/function_profile.h"
 #include "output/profile_directory.h"
 #include "output/profile_renderer.h"
@@ -32,7 +31,7 @@ namespace profcollect {
 
 namespace {
 
-double percent(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
+double percent_of(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
 void print_summary(const ConvertOptions& o, const SessionInfo& session, const PipelineCounts& t,
                    const FunctionProfile& fp, size_t functions) {
@@ -43,7 +42,7 @@ void print_summary(const ConvertOptions& o, const SessionInfo& session, const Pi
     std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe.c_str());
   }
   std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions", o.binary.c_str(),
-               static_cast<unsigned long long>(fp.symbolized), percent(fp.symbolized, t.samples),
+               static_cast<unsigned long long>(fp.symbolized), percent_of(fp.symbolized, t.samples),
                static_cast<unsigned long long>(functions));
   if (fp.unsymbolized) {
     std::fprintf(stderr, ", %llu in no function symbol",
@@ -84,10 +83,6 @@ bool is_perf_data_file(const std::string& path) {
                   std::memcmp(magic, "PERFILE2", sizeof magic) == 0;
   ::close(fd);
   return is;
-}
-
-bool wants(const ConvertOptions& o, const char* format) {
-  return std::find(o.formats.begin(), o.formats.end(), format_named(format)) != o.formats.end();
 }
 
 // Where each output goes: the -o file itself for one format, DIR/<name> for several.
@@ -251,13 +246,11 @@ int run_convert(const ConvertOptions& o) {
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {
     if (tally.per_attr[i]) events.push_back(source->session().attrs[i].name);
   }
-  const NoLbrFdata no_lbr = FdataWriter::to_no_lbr(fp, events);
-  const BranchSamples branches = profile.branch_samples();
   RenderRequest request;
   request.formats = o.formats;
   request.no_lbr = o.no_lbr;
-  const RenderedProfiles rendered = render_profiles(
-      *target, ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr}, request);
+  const ImageCounts counts = profile.counts(events);
+  const RenderedProfiles rendered = render_profiles(*target, counts, request);
   for (const auto& [format, why] : rendered.missing) {
     // What lacks debug info is said after the other profiles are written; anything else the
     // input cannot give fails the conversion.
@@ -272,7 +265,7 @@ int run_convert(const ConvertOptions& o) {
     ImageMeta meta;
     meta.samples = profile.samples();
     meta.events = events;
-    if (branches.stacks) meta.branch_stacks = branches.stacks;
+    if (counts.branches) meta.branch_stacks = counts.branches->stacks;
     meta.input = input;
     // The same schema as a binary's directory: the files' totals, which merge and report check.
     meta.file_totals = file_totals_of(rendered.files, rendered.branch_fdata, o.output);

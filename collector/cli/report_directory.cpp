@@ -125,10 +125,10 @@ BinaryReport read_binary(const DirectoryHandle& root, const std::string& name,
   b.meta = read.meta;
   // With branch samples bolt.fdata holds branches; where time went is in the IP samples' profile.
   if (text(b.meta, "bolt_fdata") == "branch") b.branch_stacks = number(b.meta, "branch_stacks");
-  if (read.no_lbr) {
+  if (!read.no_lbr_file.empty()) {
     b.fdata_name = read.no_lbr_file;
     b.fdata_samples = read.totals[read.no_lbr_file];
-    b.functions = function_totals(*read.no_lbr);
+    b.functions = function_totals(read.counts.no_lbr);
   }
   b.set_aside = read.set_aside;
   return b;

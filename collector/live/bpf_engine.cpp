@@ -19,10 +19,6 @@ namespace profcollect {
 
 namespace {
 
-std::string dummy_name(const perf_event_attr& dummy) {
-  return dummy.exclude_kernel ? "dummy:u" : "dummy";
-}
-
 // Samples per CPU per second the sizing assumes: the frequency asked, or for a period of a
 // clock event (nanoseconds) its rate; a period of another event, the kernel's default ceiling.
 double samples_per_cpu_second(const EventSelection& s) {
@@ -37,7 +33,7 @@ std::string kib(uint64_t bytes) { return std::to_string((bytes + 1023) / 1024) +
 }  // namespace
 
 BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options)
-    : options_(std::move(options)) {
+    : LiveEngine(options.target), options_(std::move(options)) {
   if (selection.branch_hardware != BranchHardware::None) {
     throw EventSelectionError(
         "the BPF engine counts instruction pointers only for now; branch stacks need engine = "
@@ -56,8 +52,7 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options)
   const SideBandAttrs split = split_side_band(attr);
   std::vector<EventSetMember> members;
   members.push_back({split.sampling, selection.name, EventOutput::None});
-  members.push_back({split.dummy, dummy_name(split.dummy), EventOutput::RingBuffer});
-  for (const EventSetMember& m : members) event_names_.push_back(m.name);
+  members.push_back({split.dummy, dummy_event_name(split.dummy), EventOutput::RingBuffer});
   EventSetOptions so;
   so.event_name = selection.name;
   const auto cpus = static_cast<uint32_t>(online_cpus().size());
@@ -65,7 +60,7 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options)
   // Side-band only: a small buffer does (what matters is rare records arriving in time).
   so.mmap_pages = choose_mmap_pages(
       budget, cpus, options_.mmap_pages ? options_.mmap_pages : std::optional<uint64_t>(16));
-  events_ = std::make_unique<PerfEventSet>(std::move(members), event_target, so, permissions);
+  open_events(std::move(members), event_target, so, permissions);
 
   const SampleCounterSizes sizes = size_sample_counter(samples_per_cpu_second(selection),
                                                        std::max(1u, cpus), options_.drain_interval);
@@ -78,15 +73,10 @@ BpfEngine::BpfEngine(const EventSelection& selection, BpfEngineOptions options)
     }
   }
   backlog_ = std::make_unique<DrainBacklog<Batch>>(options_.backlog_bytes);
-  source_ = std::make_unique<LiveRecordSource>(*events_);
-  if (event_target.kind == TargetKind::SystemWide && !per_cpu_filtered_)
-    cpus_ = std::make_unique<CpuFollower>(*events_, source_->reader());
-  time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) -
-                   static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
+  if (event_target.kind == TargetKind::SystemWide && !per_cpu_filtered_) follow_cpus();
+  take_monotonic_time_to_epoch();
 
-  notes_ = events_->notes();
-  if (cpus_)
-    for (std::string& n : cpus_->opening_notes()) notes_.push_back(std::move(n));
+  notes_ = opening_notes();
   notes_.push_back("BPF engine: " + selection.name +
                    " samples counted in the kernel by (process, address), " +
                    std::to_string(sizes.ip_entries) + " entries per generation (" +
@@ -98,18 +88,7 @@ BpfEngine::~BpfEngine() = default;
 
 void BpfEngine::start() {
   last_drain_ = std::chrono::steady_clock::now();
-  if (options_.target.kind == TargetKind::Command) return;  // enable_on_exec starts the events
-  events_->enable();
-  source_->add_existing_processes(options_.target);
-}
-
-std::vector<int> BpfEngine::descriptors() const { return events_->pollable_fds(); }
-
-bool BpfEngine::descriptors_changed() { return cpus_ && cpus_->descriptors_changed(); }
-
-std::vector<std::string> BpfEngine::take_notes() {
-  if (!cpus_) return {};
-  return cpus_->take_notes();
+  LiveEngine::start();
 }
 
 bool BpfEngine::targets_alive() const {

@@ -26,7 +26,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "collector/pipeline/collection_engine.h"
+#include "collector/live/live_engine.h"
 #include "bpf/sample_counter.h"
 #include "collector/pipeline/collection_target.h"
 #include "collector/live/drain_backlog.h"
@@ -35,10 +35,6 @@
 #include "collector/pipeline/interval_attribution.h"
 
 namespace profcollect {
-
-class CpuFollower;
-class LiveRecordSource;
-class PerfEventSet;
 
 struct BpfEngineOptions {
   CollectionTarget target;
@@ -50,7 +46,7 @@ struct BpfEngineOptions {
   size_t backlog_bytes = kDefaultBacklogBytes;  // what collect() may hold for process()
 };
 
-class BpfEngine : public CollectionEngine {
+class BpfEngine : public LiveEngine {
  public:
   // Opens the events (disabled) and loads the program. Throws PerfEventError for the events,
   // BpfError when the kernel refuses the program or its maps, EventSelectionError for an event
@@ -59,21 +55,14 @@ class BpfEngine : public CollectionEngine {
   ~BpfEngine() override;
 
   void start() override;
-  std::vector<int> descriptors() const override;
-  bool collects_live() const override { return true; }
   // The side-band buffers into the backlog; once a drain interval has passed, the count maps
   // too (flipped, the retired generation read into the backlog).
   bool collect() override;
-  // What the CPU follower changed and said (system-wide only).
-  bool descriptors_changed() override;
-  std::vector<std::string> take_notes() override;
   // Side-band records through the attribution; the counts of each closed interval too.
   void process(SamplePipeline& pipeline) override;
   void finish(SamplePipeline& pipeline) override;
   bool targets_alive() const override;
   EngineCounters counters() const override;
-  std::optional<int64_t> time_to_epoch() const override { return time_to_epoch_; }
-  std::vector<std::string> event_names() const override { return event_names_; }
   std::vector<std::string> notes() const override { return notes_; }
   // status "bpf": the counters below.
   void describe(nlohmann::ordered_json& status) const override;
@@ -112,21 +101,16 @@ class BpfEngine : public CollectionEngine {
 
   BpfEngineOptions options_;
   bool per_cpu_filtered_ = false;  // per-CPU events counting the target set only
-  std::vector<std::string> event_names_;
   std::vector<std::string> notes_;
-  std::unique_ptr<PerfEventSet> events_;
-  std::unique_ptr<LiveRecordSource> source_;
   std::unique_ptr<SampleCounter> counter_;
   std::unique_ptr<DrainBacklog<Batch>> backlog_;
   IntervalAttribution attribution_;
   std::unordered_set<uint32_t> targets_;
-  int64_t time_to_epoch_ = 0;
   bool finished_ = false;
   // Drain thread's.
   std::chrono::steady_clock::time_point last_drain_{};
   ReaderTotals published_totals_;
   std::atomic<uint64_t> counts_dropped_{0};  // samples of intervals the backlog had no room for
-  std::unique_ptr<CpuFollower> cpus_;        // system-wide: CPUs going offline and coming online
   // Session thread's.
   uint64_t drains_ = 0, entries_ = 0, counted_ = 0;
 };

@@ -1,9 +1,7 @@
 #include "collector/live/perf_engine.h"
 
-#include <time.h>
 #include <unistd.h>
 
-#include "collector/host/clock_time.h"
 #include "collector/live/cpu_follower.h"
 #include "collector/live/live_record_source.h"
 #include "collector/host/mmap_budget.h"
@@ -14,17 +12,9 @@
 
 namespace profcollect {
 
-namespace {
-
-// perf's name for its dummy event, with the sampling event's `:u` when the kernel is left out.
-std::string dummy_name(const perf_event_attr& dummy) {
-  return dummy.exclude_kernel ? "dummy:u" : "dummy";
-}
-
-}  // namespace
-
 PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions options)
-    : options_(std::move(options)),
+    : LiveEngine(options.target),
+      options_(std::move(options)),
       backlog_(options_.backlog_bytes),
       spe_(selection.engine == SamplingEngine::Spe) {
   PerfPermissions permissions = PerfPermissions::of_this_process();
@@ -43,11 +33,10 @@ PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions option
     SideBandAttrs split = split_side_band(attr);
     if (spe_) split.dummy.context_switch = 1;
     members.push_back({split.sampling, selection.name, EventOutput::RingBuffer});
-    members.push_back({split.dummy, dummy_name(split.dummy), EventOutput::RingBuffer});
+    members.push_back({split.dummy, dummy_event_name(split.dummy), EventOutput::RingBuffer});
   } else {
     members.push_back({attr, selection.name, EventOutput::RingBuffer});
   }
-  for (const EventSetMember& m : members) event_names_.push_back(m.name);
   EventSetOptions so;
   so.event_name = selection.name;
   LockBudget budget = LockBudget::of_this_process(permissions);
@@ -59,8 +48,7 @@ PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions option
   } else {
     so.mmap_pages = choose_mmap_pages(budget, buffers, options_.mmap_pages);
   }
-  events_ = std::make_unique<PerfEventSet>(std::move(members), options_.target, so, permissions);
-  source_ = std::make_unique<LiveRecordSource>(*events_);
+  open_events(std::move(members), options_.target, so, permissions);
   if (spe_) {
     std::vector<SpeLiveReader::Area> areas;
     const std::vector<AuxBuffer*> aux = events_->aux_buffers();
@@ -69,31 +57,14 @@ PerfEngine::PerfEngine(const EventSelection& selection, PerfEngineOptions option
     source_->read_spe(selection.spe_pmu.type, std::move(areas));
     if (!aux.empty() && aux[0])
       spe_aux_pages_ = aux[0]->size() / static_cast<size_t>(::sysconf(_SC_PAGESIZE));
-    time_to_epoch_.reset();  // perf's clock has no known relation to the wall clock here
+    // No time_to_epoch(): perf's clock has no known relation to the wall clock here.
   } else {
-    time_to_epoch_ = static_cast<int64_t>(clock_ns(CLOCK_REALTIME)) -
-                     static_cast<int64_t>(clock_ns(CLOCK_MONOTONIC));
-    if (options_.target.kind == TargetKind::SystemWide)
-      cpus_ = std::make_unique<CpuFollower>(*events_, source_->reader());
+    take_monotonic_time_to_epoch();
+    if (options_.target.kind == TargetKind::SystemWide) follow_cpus();
   }
 }
 
 PerfEngine::~PerfEngine() = default;
-
-void PerfEngine::start() {
-  if (options_.target.kind == TargetKind::Command) return;  // enable_on_exec starts the events
-  events_->enable();
-  source_->add_existing_processes(options_.target);
-}
-
-std::vector<int> PerfEngine::descriptors() const { return events_->pollable_fds(); }
-
-bool PerfEngine::descriptors_changed() { return cpus_ && cpus_->descriptors_changed(); }
-
-std::vector<std::string> PerfEngine::take_notes() {
-  if (!cpus_) return {};
-  return cpus_->take_notes();
-}
 
 bool PerfEngine::targets_alive() const {
   return options_.target.kind != TargetKind::Processes || events_->live_event_count() > 0;
@@ -208,12 +179,7 @@ EngineCounters PerfEngine::counters() const {
   return e;
 }
 
-std::vector<std::string> PerfEngine::notes() const {
-  std::vector<std::string> notes = events_->notes();
-  if (cpus_)
-    for (std::string& n : cpus_->opening_notes()) notes.push_back(std::move(n));
-  return notes;
-}
+std::vector<std::string> PerfEngine::notes() const { return opening_notes(); }
 
 void PerfEngine::describe(nlohmann::ordered_json& status) const {
   const SpeLiveReader* spe = source_->spe();

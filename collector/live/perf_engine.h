@@ -19,17 +19,13 @@
 #include <string>
 #include <vector>
 
-#include "collector/pipeline/collection_engine.h"
+#include "collector/live/live_engine.h"
 #include "collector/pipeline/collection_target.h"
 #include "collector/live/drain_backlog.h"
 #include "collector/live/record_batch.h"
 #include "collector/live/event_selection.h"
 
 namespace profcollect {
-
-class CpuFollower;
-class LiveRecordSource;
-class PerfEventSet;
 
 // What carries the side-band records (COMM, FORK/EXIT, MMAP2).
 enum class SideBand {
@@ -44,28 +40,19 @@ struct PerfEngineOptions {
   size_t backlog_bytes = kDefaultBacklogBytes;  // what collect() may hold for process()
 };
 
-class PerfEngine : public CollectionEngine {
+class PerfEngine : public LiveEngine {
  public:
   // Opens the events, disabled (a Command target's start with its exec). Throws PerfEventError.
   PerfEngine(const EventSelection& selection, PerfEngineOptions options);
   ~PerfEngine() override;
 
-  void start() override;
-  std::vector<int> descriptors() const override;
-  bool collects_live() const override { return true; }
   // A pass over the ring buffers into the backlog; a TRUNCATED AUX area's events enabled again.
   bool collect() override;
-  // What the CPU follower changed and said (system-wide only).
-  bool descriptors_changed() override;
-  std::vector<std::string> take_notes() override;
   void process(SamplePipeline& pipeline) override;
   void settle(SamplePipeline& pipeline, uint64_t monotonic_ns) override;
   void finish(SamplePipeline& pipeline) override;
   bool targets_alive() const override;
   EngineCounters counters() const override;
-  // None for SPE: its samples are on perf's clock (see the constructor).
-  std::optional<int64_t> time_to_epoch() const override { return time_to_epoch_; }
-  std::vector<std::string> event_names() const override { return event_names_; }
   std::vector<std::string> notes() const override;
   // SPE: the AUX records' flags and the decoder's counts, under "arm_spe".
   void describe(nlohmann::ordered_json& status) const override;
@@ -81,19 +68,14 @@ class PerfEngine : public CollectionEngine {
   void resync_if_lost(const SampleRecord& sample, SamplePipeline& pipeline);
 
   PerfEngineOptions options_;
-  std::vector<std::string> event_names_;
-  std::unique_ptr<PerfEventSet> events_;
-  std::unique_ptr<LiveRecordSource> source_;
   DrainBacklog<RecordBatch> backlog_;
   bool spe_ = false;
   size_t spe_aux_pages_ = 0;
-  std::optional<int64_t> time_to_epoch_;
   bool finished_ = false;
   // Drain thread's.
   ReaderTotals published_totals_;  // as last published
   uint64_t truncations_seen_ = 0;  // SPE: TRUNCATED AUX records acted on
   std::atomic<uint64_t> spe_restarts_{0};
-  std::unique_ptr<CpuFollower> cpus_;  // system-wide: CPUs going offline and coming online
   // Session thread's: losses seen in the record stream, and the processes read again since.
   uint64_t losses_seen_ = 0;
   bool resyncing_ = false;

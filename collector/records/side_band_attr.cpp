@@ -49,4 +49,8 @@ SideBandAttrs split_side_band(const perf_event_attr& sampling) {
   return out;
 }
 
+const char* dummy_event_name(const perf_event_attr& dummy) {
+  return dummy.exclude_kernel ? "dummy:u" : "dummy";
+}
+
 }  // namespace profcollect

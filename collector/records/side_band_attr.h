@@ -30,4 +30,7 @@ struct SideBandAttrs {
 // PERF_SAMPLE_IDENTIFIER, as perf sets it on every event when there are several.
 SideBandAttrs split_side_band(const perf_event_attr& sampling);
 
+// perf's name for its dummy event, with the sampling event's `:u` when the kernel is left out.
+const char* dummy_event_name(const perf_event_attr& dummy);
+
 }  // namespace profcollect

@@ -15,8 +15,6 @@
 #include "collector/host/clock_time.h"
 #include "collector/host/path_pattern.h"
 #include "collector/live/engine_choice.h"
-#include "output/fdata_writer.h"
-#include "output/function_profile.h"
 #include "output/profile_store.h"
 
 namespace profcollect {
@@ -375,19 +373,12 @@ const FlushReport& CollectionSession::flush_until(
       if (flush_progress_) flush_progress_();
       BinaryProfileSnapshot s;
       s.identity = image.identity();
-      s.fdata =
-          FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), image.symbols()), events);
+      s.counts = profile.counts(events);
       s.samples = profile.samples();
       s.first_sample_ns = profile.first_ns();
       s.last_sample_ns = profile.last_ns();
       s.event = events.front();
       s.events = events;
-      s.ips = profile.ips();
-      BranchSamples branches;
-      if (profile.has_branch_stacks()) {
-        branches = profile.branch_samples();
-        s.branches = &branches;
-      }
       s.render = [&](const ImageCounts& counts) {
         return render_profiles(image, counts, render_, &stop);
       };

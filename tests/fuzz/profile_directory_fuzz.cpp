@@ -54,17 +54,17 @@ void flush(const std::string& dir, bool branches) {
   BranchSamples run_branches;
   BinaryProfileSnapshot s;
   s.identity = identity();
-  s.fdata.events = {"cpu-clock:"};
-  s.fdata.counts[{"main", 0x10}] = 3;
+  s.counts.no_lbr.events = {"cpu-clock:"};
+  s.counts.no_lbr.counts[{"main", 0x10}] = 3;
   s.samples = 3;
   s.first_sample_ns = 1000;
   s.last_sample_ns = 2000;
   s.event = "cpu-clock";
-  s.ips.add(0x401010, 3);
+  s.counts.ips.add(0x401010, 3);
   if (branches) {
     run_branches.stacks = 1;
     run_branches.ranges.ranges[{0x401000, 0x401010}] = 1;
-    s.branches = &run_branches;
+    s.counts.branches = run_branches;
   }
   s.render = [](const ImageCounts& c) {
     RenderedProfiles r;
@@ -82,8 +82,8 @@ void flush(const std::string& dir, bool branches) {
   if (!written) __builtin_trap();
   try {
     const ProfileDirectory read = read_profile_directory(*written, DirectoryStrictness::Merge);
-    if (!read.no_lbr || !read.ips) __builtin_trap();
-    if (branches && !read.branches) __builtin_trap();
+    if (read.no_lbr_file.empty() || read.counts.ips.empty()) __builtin_trap();
+    if (branches && !read.counts.branches) __builtin_trap();
   } catch (const OutputError&) {
     __builtin_trap();
   }

@@ -10,8 +10,6 @@
 #include "collector/input/perf_data_reader.h"
 #include "collector/pipeline/sample_pipeline.h"
 #include "mapper/target_image_selector.h"
-#include "output/fdata_writer.h"
-#include "output/function_profile.h"
 #include "output/profile_renderer.h"
 #include "tests/integration/branch_fixtures.h"
 #include "tests/integration/convert_fixtures.h"
@@ -52,16 +50,9 @@ Fed feed(const fs::path& data, const fs::path& binary, uint64_t weight) {
   EXPECT_EQ(slots.size(), 1u);
   if (slots.empty()) return out;
   const ImageProfile& profile = *pipeline.profile(slots.front());
-  const NoLbrFdata no_lbr =
-      FdataWriter::to_no_lbr(FunctionProfile::build(profile.ips(), target->symbols()), {"e"});
-  const BranchSamples branches = profile.branch_samples();
   RenderRequest request;
   request.formats = profile_formats();
-  out.files =
-      render_profiles(*target,
-                      ImageCounts{profile.ips(), no_lbr, branches.stacks ? &branches : nullptr},
-                      request)
-          .files;
+  out.files = render_profiles(*target, profile.counts({"e"}), request).files;
   return out;
 }
 

@@ -61,16 +61,16 @@ inline BinaryIdentity app(const char* build_id = kBuildId) {
 inline BinaryProfileSnapshot app_run(uint64_t scale = 1, const char* build_id = kBuildId) {
   BinaryProfileSnapshot s;
   s.identity = app(build_id);
-  s.fdata.events = {"cpu-clock:"};
-  s.fdata.counts[{"main", 0x10}] = 3 * scale;
-  s.fdata.counts[{"helper", 0x20}] = 4 * scale;
+  s.counts.no_lbr.events = {"cpu-clock:"};
+  s.counts.no_lbr.counts[{"main", 0x10}] = 3 * scale;
+  s.counts.no_lbr.counts[{"helper", 0x20}] = 4 * scale;
   s.samples = 7 * scale;
   s.first_sample_ns = 1000;
   s.last_sample_ns = 2000;
   s.event = "cpu-clock";
   s.events = {"cpu-clock"};
-  s.ips.add(0x1010, 3 * scale);
-  s.ips.add(0x1020, 4 * scale);
+  s.counts.ips.add(0x1010, 3 * scale);
+  s.counts.ips.add(0x1020, 4 * scale);
   return s;
 }
 

@@ -43,11 +43,11 @@ BinaryIdentity identity() {
 BinaryProfileSnapshot ip_snapshot(uint64_t count) {
   BinaryProfileSnapshot s;
   s.identity = identity();
-  s.fdata.events = {"cycles:u"};
-  s.fdata.counts[{"main", 0x10}] = count;
+  s.counts.no_lbr.events = {"cycles:u"};
+  s.counts.no_lbr.counts[{"main", 0x10}] = count;
   s.samples = count;
   s.event = "cycles:u";
-  s.ips.add(0x1010, count);
+  s.counts.ips.add(0x1010, count);
   return s;
 }
 
@@ -78,7 +78,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     BranchSamples b;
     b.stacks = 4;
     b.bolt.add_branch(TakenBranch{0x1010, 0x1020, false, false}, 4, 1);
-    s.branches = &b;
+    s.counts.branches = b;
     s.render = render;
     store.write_binary(s);
     EXPECT_TRUE(store.take_warnings().empty());
@@ -112,7 +112,7 @@ TEST(ProfileStoreBranches, EarlierIpSamplesAreKeptWhenBranchesArrive) {
     BranchSamples b;
     b.stacks = 6;
     b.bolt.add_branch(TakenBranch{0x1010, 0x1020, false, false}, 6, 0);
-    s.branches = &b;
+    s.counts.branches = b;
     s.render = render;
     store.write_binary(s);
   }
@@ -132,7 +132,7 @@ TEST(ProfileStoreBranches, DamagedBranchSamplesAreSetAside) {
   BinaryProfileSnapshot s = ip_snapshot(1);
   BranchSamples b;
   b.stacks = 2;
-  s.branches = &b;
+  s.counts.branches = b;
   s.render = render;
   store.write_binary(s);
   auto warnings = store.take_warnings();
@@ -151,7 +151,7 @@ TEST(ProfileStoreBranches, BranchSamplesWithoutWriterAreRefused) {
   ProfileStore store(dir.path.string());
   BinaryProfileSnapshot s = ip_snapshot(1);
   BranchSamples b;
-  s.branches = &b;
+  s.counts.branches = b;
   EXPECT_THROW(store.write_binary(s), OutputError);
 }
 

@@ -44,11 +44,11 @@ BinaryProfileSnapshot snapshot(const std::string& path) {
   BinaryProfileSnapshot s;
   s.identity.path = path;
   s.identity.build_id = *BuildId::from_hex("00112233445566778899aabbccddeeff00112233");
-  s.fdata.events = {"cpu-clock:"};
-  s.fdata.counts[{"main", 0x10}] = 2;
+  s.counts.no_lbr.events = {"cpu-clock:"};
+  s.counts.no_lbr.counts[{"main", 0x10}] = 2;
   s.samples = 2;
   s.event = "cpu-clock";
-  s.ips.add(0x1010, 2);
+  s.counts.ips.add(0x1010, 2);
   return s;
 }
 

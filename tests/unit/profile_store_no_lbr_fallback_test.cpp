@@ -19,7 +19,7 @@ BinaryProfileSnapshot run_with_branches(BranchSamples& branches) {
   BinaryProfileSnapshot s = app_run();
   branches.stacks = 1;
   branches.bolt.add_branch({0x1010, 0x1020, false, false}, 1, 0);
-  s.branches = &branches;
+  s.counts.branches = branches;
   s.render = [](const ImageCounts& counts) {
     RenderedProfiles r;
     r.files.emplace_back("bolt.fdata", format_no_lbr_fdata(counts.no_lbr));
