@@ -1,13 +1,22 @@
 // The RecordSource of a `perf record --threads` directory: the header file's data section and
-// one data.N file per recording thread. perf writes no FINISHED_ROUND there because each data.N
-// holds ring buffers the kernel already sorted, so the inputs are merged by time, holding one
-// record per input. Records without a time sort as if stamped with their input's latest time.
+// one data.N file per recording thread, put in time order the way perf reads such a directory.
+//
+// perf writes no FINISHED_ROUND there, and a data.N file is NOT in time order: the kernel stamps
+// a record before it reserves its place in the ring buffer, so a sample taken in between (an
+// interrupt, or the vCPU preempted) lands first with a later time. perf queues every record and
+// sorts them all at the end; so does this source, through one TimeOrderer for all inputs, whose
+// memory bound lets the older half out when it is full (as perf's queue does when it is). Inputs
+// are read lowest latest time first, so the queue spans about the same time of every input.
+// On damage, everything queued before the damaged record is returned first, then the
+// SourceError is thrown.
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "collector/input/record_intake.h"
+#include "collector/records/time_orderer.h"
 
 namespace profcollect {
 
@@ -24,20 +33,20 @@ class MergedRecordSource : public RecordSource {
  private:
   struct Input {
     RecordIntake intake;
-    RawRecord head;
-    uint64_t head_time = 0;    // ordering time of head
     uint64_t latest_time = 0;  // largest time read from this input
-    bool has_head = false;
     bool done = false;
   };
-  void advance(Input& in);
+  // One record of the input read least far (in time) into the orderer. False when every input
+  // is done (the orderer then holds everything that is left, ready).
+  bool pull();
 
   std::unique_ptr<PerfSessionState> state_;
   std::vector<Input> inputs_;
+  TimeOrderer orderer_;
   RecordDecoder decoder_;
-  Input* last_ = nullptr;  // the input whose head was returned last; advanced at the next call
-  bool started_ = false;
-  bool failed_ = false;
+  std::optional<SourceError> error_;
+  bool failed_ = false;   // an input was damaged: bytes_read() is what was read
+  bool stopped_ = false;  // a queued record could not be decoded: nothing more is returned
   uint64_t bytes_total_;
 };
 

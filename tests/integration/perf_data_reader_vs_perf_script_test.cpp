@@ -100,7 +100,7 @@ TEST_P(PerfDataReaderVsPerfScript, SameRecordsAsPerf) {
     // backwards in time.
     EXPECT_TRUE(perf.samples == ours.canonical.samples) << "samples are not in perf's order";
   }
-  EXPECT_EQ(ours.time_inversions, 0u);
+  EXPECT_EQ(ours.time_inversions, 0u) << ours.first_inversion;
 
   // perf counts every record it reads, before any filtering: every kernel type must match.
   if (dump.has_stats) {

@@ -96,7 +96,7 @@ size_t expect_same_as_perf(const OurRecords& ours, const std::string& judge) {
   EXPECT_GT(perf.samples.size(), 100u);
   EXPECT_EQ("", multiset_difference("samples", perf.samples, ours.canonical.samples));
   // Time order: nothing goes backwards, and samples come in perf's own order.
-  EXPECT_EQ(ours.time_inversions, 0u);
+  EXPECT_EQ(ours.time_inversions, 0u) << ours.first_inversion;
   EXPECT_EQ("", order_difference(perf.samples, ours.canonical.samples))
       << "samples are not in perf's order";
   EXPECT_EQ("", multiset_difference("mmaps", perf.mmaps, ours.canonical.mmaps));

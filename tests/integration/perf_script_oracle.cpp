@@ -231,7 +231,17 @@ OurRecords collect_our_records(RecordSource& source) {
     while (source.next(r)) {
       const uint64_t t = std::visit([](const auto& rec) { return rec.time; }, r);
       if (t != 0 && t != kNoTime) {
-        if (t < latest) out.time_inversions++;
+        if (t < latest && out.time_inversions++ == 0) {
+          out.first_inversion = std::visit(
+              [&](const auto& rec) {
+                return std::string(typeid(rec).name()) + " at " + std::to_string(t) + " after " +
+                       std::to_string(latest) + " (record " +
+                       std::to_string(out.canonical.samples.size() + out.canonical.mmaps.size() +
+                                      out.canonical.tasks.size()) +
+                       ")";
+              },
+              r);
+        }
         latest = std::max(latest, t);
       }
       std::visit(

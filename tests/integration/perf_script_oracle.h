@@ -50,6 +50,8 @@ struct OurRecords {
   uint64_t lost_samples = 0, lost = 0;
   // Records with a time earlier than a timed record returned before them (0 when in order).
   uint64_t time_inversions = 0;
+  // The first of them: its record type, time and the latest time before it ("" when none).
+  std::string first_inversion;
   std::optional<SourceError> error;
 };
 OurRecords collect_our_records(RecordSource& source);

@@ -374,6 +374,24 @@ TEST_F(PerfDataReaderTest, DirectoryOfThreadFilesIsMergedByTime) {
   EXPECT_EQ(source->bytes_read(), source->bytes_total());
 }
 
+// A thread file is not in time order: the kernel stamps a record before it takes its place in
+// the ring buffer, so a sample taken in between comes first with a later time (seen in a real
+// `perf record --threads` recording: a FORK 12 us earlier than the sample before it). perf sorts
+// every record of the directory; so do we.
+TEST_F(PerfDataReaderTest, ThreadFileRecordsOutOfTimeOrderAreSorted) {
+  const Attr a = cycles_attr();
+  fs::create_directory(dir_ / "late.data");
+  write("late.data/data", perf_file({{a, {1}}}, {}));
+  write("late.data/data.0",
+        concat({sample_at(1, 1, a), sample_at(5, 1, a),
+                comm(42, 42, "stamped-earlier", true, at(3), a), sample_at(6, 1, a)}));
+  write("late.data/data.1", concat({sample_at(2, 1, a), sample_at(4, 1, a), sample_at(7, 1, a)}));
+  auto source = open_perf_data((dir_ / "late.data").string());
+  EXPECT_EQ(read_all(*source), (std::vector<std::string>{"S1@0", "S2@0", "COMM:stamped-earlier",
+                                                         "S4@0", "S5@0", "S6@0", "S7@0"}));
+  EXPECT_EQ(source->bytes_read(), source->bytes_total());
+}
+
 TEST_F(PerfDataReaderTest, DamageInAThreadFileIsReported) {
   const Attr a = cycles_attr();
   fs::create_directory(dir_ / "t.data");
