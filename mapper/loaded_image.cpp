@@ -94,6 +94,11 @@ const AutofdoBinary* LoadedImage::debug() const {
     } catch (const std::exception& e) {
       // AutoFDO needs DWARF; the image still gets its BOLT profile.
       debug_error_ = e.what();
+      if (bolted().status() != BatStatus::NotBolted) {
+        debug_error_ +=
+            " (BOLT wrote this binary: llvm-bolt strips debug info unless run with "
+            "-update-debug-sections, which keeps it, describing the BOLTed code)";
+      }
       warnings_.push_back({"no_debug_info", identity_.path, debug_error_});
     }
   }
@@ -117,6 +122,17 @@ BoltBlockMap* LoadedImage::blocks() const {
   return blocks_.get();
 }
 
+const BoltedBinary& LoadedImage::bolted() const {
+  if (!bolted_) {
+    bolted_.emplace(BoltedBinary::inspect(*elf_));
+    if (bolted_->status() == BatStatus::NoTable)
+      warnings_.push_back({"bolted_without_bat", identity_.path, bolted_->reason()});
+    if (bolted_->status() == BatStatus::Unreadable)
+      warnings_.push_back({"bat_unreadable", identity_.path, bolted_->reason()});
+  }
+  return *bolted_;
+}
+
 void LoadedImage::drop_caches() {
   // Only what was decoded on demand goes: the symbols and the debug-info index stay, as reading
   // them again would cost a whole pass over the file at every flush.
@@ -129,6 +145,8 @@ std::string ImageWarning::message() const {
   if (kind == "no_debug_info") return "no AutoFDO profile for " + path + ": " + reason;
   if (kind == "no_bolt_blocks")
     return path + ": no BOLT branch profile (" + reason + "); bolt.fdata holds its IP samples";
+  if (kind == "bolted_without_bat") return path + ": " + reason;
+  if (kind == "bat_unreadable") return path + ": " + reason + "; profiled as untranslated";
   return path + ": " + reason + "; its samples are counted as " + kind;
 }
 

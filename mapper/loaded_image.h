@@ -12,6 +12,7 @@
 
 #include "mapper/autofdo_binary.h"
 #include "mapper/bolt_block_map.h"
+#include "mapper/bolted_binary.h"
 #include "mapper/elf_binary.h"
 #include "mapper/exec_segment_map.h"
 #include "mapper/image_translator.h"
@@ -71,6 +72,10 @@ class LoadedImage {
   const std::string& debug_error() const;
   // Null when the executable code cannot be split into BOLT's blocks.
   BoltBlockMap* blocks() const;
+  // What BOLT left in the file, read the first time it is asked for: a BOLTed binary whose
+  // address translation cannot be used is said once, as a warning (bolted_without_bat,
+  // bat_unreadable), and profiled as untranslated.
+  const BoltedBinary& bolted() const;
 
   // Frees what making profiles decoded on demand (instructions, DWARF inline chains and line
   // tables, BOLT blocks), keeping what was read when the image was opened, and lets the kernel
@@ -92,6 +97,7 @@ class LoadedImage {
   mutable std::string debug_error_;
   mutable std::unique_ptr<BoltBlockMap> blocks_;
   mutable bool blocks_tried_ = false;
+  mutable std::optional<BoltedBinary> bolted_;
   mutable std::vector<ImageWarning> warnings_;
 };
 

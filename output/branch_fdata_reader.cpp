@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "output/fdata_reader.h"
 #include "output/text_lines.h"
 
 namespace profcollect {
@@ -28,9 +29,13 @@ std::vector<std::string_view> fdata_fields(std::string_view line) {
 
 std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string* error) {
   BranchFdata out;
-  TextLines lines(text);
+  bool bolted = false;
+  const std::string_view body = after_bolted_collection(text, &bolted);
+  out.bolted_collection = bolted;
+  TextLines lines(body);
+  const size_t skipped_lines = bolted ? 1 : 0;  // messages count lines of the whole file
   auto fail = [&](const std::string& why) -> std::optional<BranchFdata> {
-    if (error) *error = "line " + std::to_string(lines.number()) + ": " + why;
+    if (error) *error = "line " + std::to_string(lines.number() + skipped_lines) + ": " + why;
     return std::nullopt;
   };
   std::string_view line;
@@ -53,7 +58,7 @@ std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string
     auto location = [&](size_t at) {
       return std::string(f[at]) + " " + std::string(f[at + 1]) + " " + std::string(f[at + 2]);
     };
-    FdataBranchCounts& counts = out[{location(0), location(3)}];
+    FdataBranchCounts& counts = out.edges[{location(0), location(3)}];
     counts.mispredicts += mispredicts;
     counts.count += count;
   }

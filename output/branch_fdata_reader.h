@@ -12,8 +12,9 @@
 namespace profcollect {
 
 // Lines "<k> <name> <offset> <k> <name> <offset> <mispredicts> <count>"; names keep their
-// \-escapes. Equal edges add up. nullopt with `error` ("line N: ...") when a line is not one, a
-// header included (no_lbr and boltedcollection files are not branch fdata).
+// \-escapes. Equal edges add up. A first line "boltedcollection" (a profile collected on a BOLTed
+// binary, translated through BAT) sets bolted_collection. nullopt with `error` ("line N: ...")
+// when a line is not one, a no_lbr header included (a no_lbr file is not branch fdata).
 std::optional<BranchFdata> parse_branch_fdata(std::string_view text, std::string* error);
 
 }  // namespace profcollect

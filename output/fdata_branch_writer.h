@@ -19,14 +19,27 @@
 //   ending in a call is taken to start in that call's block (the call returned there), which
 //   adds the edge call-block -> its block.
 // Equal edges are summed.
+//
+// On a BOLTed binary with BOLT address translation (mapper/bolted_binary.h) it writes what
+// perf2bolt 19 writes there: the input binary's profile, first line "boltedcollection".
+// - a taken branch's ends are translated by BAT (its source to the entry at or before it: the
+//   branch itself, or its block's start), a cold fragment's ends named by the function it was
+//   split from, a function named by its "name/file/N" name when it has one; returns are dropped
+//   as above (judged on the BOLTed code);
+// - a fall-through range must start and end in one fragment that BAT covers (else dropped); it
+//   gives one edge per BAT block boundary it crosses in the BOLTed layout, from the block's
+//   start to the next block's start, both translated; a range running backwards gives none.
+//   The call-block rule for "f" ranges does not apply (perf2bolt's BAT path ignores the origin).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "mapper/bolt_block_map.h"
+#include "mapper/bolted_binary.h"
 #include "mapper/symbol_table.h"
 #include "output/branch_profile.h"
 
@@ -45,13 +58,21 @@ struct FdataBranchStats {
 };
 
 // "<k> <name> <offset>" for each end -> counts, sorted by those texts.
-using BranchFdata = std::map<std::pair<std::string, std::string>, FdataBranchCounts>;
+using BranchFdataEdges = std::map<std::pair<std::string, std::string>, FdataBranchCounts>;
+
+struct BranchFdata {
+  bool bolted_collection = false;  // collected on a BOLTed binary (first line boltedcollection)
+  BranchFdataEdges edges;
+};
 
 class FdataBranchWriter {
  public:
-  // Both must outlive the writer; `blocks` describes the same binary as `symbols`.
-  FdataBranchWriter(const SymbolTable& symbols, BoltBlockMap& blocks)
-      : symbols_(symbols), blocks_(blocks) {}
+  // All must outlive the writer and describe one binary. `bolted`: the binary's BOLT address
+  // translation, to write the input binary's profile (null, or a binary without a readable
+  // BAT: its own profile).
+  FdataBranchWriter(const SymbolTable& symbols, BoltBlockMap& blocks,
+                    const BoltedBinary* bolted = nullptr)
+      : symbols_(symbols), blocks_(blocks), bolted_(bolted && bolted->table() ? bolted : nullptr) {}
 
   BranchFdata to_fdata(const BranchProfile& profile);
   // The whole file's text.
@@ -62,11 +83,18 @@ class FdataBranchWriter {
 
  private:
   std::string location(const FunctionSymbol* function, uint64_t address) const;
+  std::string translated_location(const BatLocation& at, uint64_t address) const;
+  void add_branch(BranchFdata& out, const TakenBranch& branch, const BranchCounts& counts);
+  void add_translated_branch(BranchFdata& out, const TakenBranch& branch,
+                             const BranchCounts& counts);
   void add_fall_through(BranchFdata& out, const FallThrough& range, uint64_t count);
+  void add_translated_fall_through(BranchFdata& out, const FallThrough& range, uint64_t count);
 
   const SymbolTable& symbols_;
   BoltBlockMap& blocks_;
+  const BoltedBinary* bolted_;
   FdataBranchStats stats_;
+  std::vector<std::pair<uint64_t, uint64_t>> boundaries_;  // reused by each range
 };
 
 }  // namespace profcollect

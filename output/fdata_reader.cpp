@@ -8,19 +8,37 @@
 
 namespace profcollect {
 
+std::string_view after_bolted_collection(std::string_view text, bool* bolted) {
+  const bool has = text.starts_with(kBoltedCollectionLine) &&
+                   text.size() > kBoltedCollectionLine.size() &&
+                   text[kBoltedCollectionLine.size()] == '\n';
+  if (bolted) *bolted = has;
+  return has ? text.substr(kBoltedCollectionLine.size() + 1) : text;
+}
+
+bool is_no_lbr_fdata(std::string_view text) {
+  return after_bolted_collection(text).starts_with("no_lbr");
+}
+
 std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::string* error) {
   NoLbrFdata out;
-  std::istringstream in(text);
+  bool bolted = false;
+  const std::string_view body = after_bolted_collection(text, &bolted);
+  out.bolted_collection = bolted;
+  std::istringstream in{std::string(body)};
   std::string line;
   size_t line_no = 0;
   auto fail = [&](const std::string& why) -> std::optional<NoLbrFdata> {
     if (error) *error = "line " + std::to_string(line_no) + ": " + why;
     return std::nullopt;
   };
+  // Line numbers count the boltedcollection line, as an editor does.
+  const size_t first_line = bolted ? 1 : 0;
+  line_no = first_line;
   while (std::getline(in, line)) {
     ++line_no;
     if (line.empty()) continue;
-    if (line_no == 1) {
+    if (line_no == first_line + 1) {
       std::istringstream h(line);
       std::string word;
       h >> word;
@@ -43,12 +61,14 @@ std::optional<NoLbrFdata> parse_no_lbr_fdata(const std::string& text, std::strin
     if (!parse_whole_number(cnt_s, 10, count)) return fail("bad count '" + cnt_s + "'");
     out.counts[{name, offset}] += count;
   }
-  if (line_no == 0) return fail("empty file");
+  if (line_no == first_line) return fail("empty file");
   return out;
 }
 
 std::string format_no_lbr_fdata(const NoLbrFdata& fdata) {
-  std::string out = "no_lbr";
+  std::string out;
+  if (fdata.bolted_collection) (out += kBoltedCollectionLine) += '\n';
+  out += "no_lbr";
   for (const auto& e : fdata.events) out += " " + e;
   out += '\n';
   char buf[64];

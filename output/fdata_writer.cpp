@@ -15,11 +15,14 @@ std::string FdataWriter::escape_name(const std::string& name) {
 NoLbrFdata FdataWriter::to_no_lbr(const FunctionProfile& profile,
                                   const std::vector<std::string>& events) {
   NoLbrFdata out;
+  out.bolted_collection = profile.translated;
   for (const auto& e : events) out.events.push_back(e.empty() || e.back() != ':' ? e + ":" : e);
   // Equal (name, offset) pairs cannot come from one symbol table, but if they did BOLT would
   // add them up when reading: so do we.
   for (const auto& s : profile.samples) {
-    out.counts[{escape_name(s.function->name), s.offset}] += s.count;
+    const std::string& name =
+        profile.translated ? BoltedBinary::profile_name(*s.function) : s.function->name;
+    out.counts[{escape_name(name), s.offset}] += s.count;
   }
   return out;
 }

@@ -7,7 +7,9 @@
 //
 // First line: "no_lbr" and the event names, each with its trailing colon. Then one line per
 // sampled (function, offset): "1 <name> <offset in hex, no 0x> <number of samples>". Names are
-// BOLT's (SymbolTable); spaces and backslashes in them are escaped with a backslash.
+// BOLT's (SymbolTable); spaces and backslashes in them are escaped with a backslash. A profile
+// translated through BAT (FunctionProfile::translated) begins with a line "boltedcollection" and
+// names functions as perf2bolt does then (BoltedBinary::profile_name).
 #pragma once
 
 #include <string>

@@ -14,7 +14,7 @@ FormatResult render_bolt(const FormatInput& in) {
   FormatResult r;
   if (in.branches && !in.no_lbr) {
     if (BoltBlockMap* blocks = in.image.blocks()) {
-      FdataBranchWriter writer(in.image.symbols(), *blocks);
+      FdataBranchWriter writer(in.image.symbols(), *blocks, &in.image.bolted());
       r.content = writer.write(in.branches->bolt);
       r.meta = {{"bolt_fdata", "branch"}};
       return r;
@@ -26,15 +26,18 @@ FormatResult render_bolt(const FormatInput& in) {
 }
 
 void sum_branch_fdata(CheckedSum& sum, const BranchFdata& fdata) {
-  for (const auto& [ends, counts] : fdata) {
+  for (const auto& [ends, counts] : fdata.edges) {
     sum.add(counts.count);
     sum.add(counts.mispredicts);
   }
 }
 
+// A sum with a profile collected on a BOLTed binary is one too: llvm-bolt must read it as
+// permissively as its part that came through BAT. (merge-fdata refuses to mix the two.)
 void add_branch_fdata(BranchFdata& into, const BranchFdata& from) {
-  for (const auto& [ends, counts] : from) {
-    FdataBranchCounts& sum = into[ends];
+  into.bolted_collection |= from.bolted_collection;
+  for (const auto& [ends, counts] : from.edges) {
+    FdataBranchCounts& sum = into.edges[ends];
     sum.count += counts.count;
     sum.mispredicts += counts.mispredicts;
   }
@@ -46,7 +49,7 @@ const ParsedFormat<BranchFdata> kBranchFdata{parse_branch_fdata, sum_branch_fdat
                                              FdataBranchWriter::format};
 
 std::optional<uint64_t> total_bolt(std::string_view text, std::string* why) {
-  if (!text.starts_with("no_lbr")) return parsed_total(kBranchFdata, text, why);
+  if (!is_no_lbr_fdata(text)) return parsed_total(kBranchFdata, text, why);
   const auto parsed = parse_no_lbr_fdata(std::string(text), why);
   if (!parsed) return std::nullopt;
   CheckedSum sum;

@@ -5,10 +5,28 @@
 
 namespace profcollect {
 
-FunctionProfile FunctionProfile::build(const IpProfile& ips, const SymbolTable& symbols) {
+FunctionProfile FunctionProfile::build(const IpProfile& ips, const SymbolTable& symbols,
+                                       const BoltedBinary* bolted) {
   FunctionProfile p;
   p.samples.reserve(ips.counts().size());
+  p.translated = bolted != nullptr && bolted->table() != nullptr;
   for (const auto& [vaddr, count] : ips.counts()) {
+    if (p.translated) {
+      const BatLocation at = bolted->locate(symbols, vaddr, false);
+      if (at.function == nullptr) {
+        p.unsymbolized += count;
+        continue;
+      }
+      p.samples.push_back({at.named, at.offset, count});
+      p.symbolized += count;
+      if (at.fragment == nullptr) {
+        p.translation.not_rewritten += count;
+      } else {
+        p.translation.translated += count;
+        if (at.fragment->cold) p.translation.cold_fragments += count;
+      }
+      continue;
+    }
     const FunctionSymbol* f = symbols.find(vaddr);
     if (!f) {
       p.unsymbolized += count;

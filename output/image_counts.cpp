@@ -6,6 +6,7 @@ namespace profcollect {
 
 void ImageCounts::add(const ImageCounts& more) {
   ips.merge(more.ips);
+  no_lbr.bolted_collection |= more.no_lbr.bolted_collection;
   for (const std::string& e : more.no_lbr.events) {
     if (std::find(no_lbr.events.begin(), no_lbr.events.end(), e) == no_lbr.events.end())
       no_lbr.events.push_back(e);

@@ -61,7 +61,8 @@ BranchSamples ImageProfile::branch_samples() const {
 ImageCounts ImageProfile::counts(const std::vector<std::string>& events) const {
   ImageCounts out;
   out.ips = ips_;
-  out.no_lbr = FdataWriter::to_no_lbr(FunctionProfile::build(ips_, image_->symbols()), events);
+  out.no_lbr = FdataWriter::to_no_lbr(
+      FunctionProfile::build(ips_, image_->symbols(), &image_->bolted()), events);
   if (branches_) out.branches = branch_samples();
   return out;
 }

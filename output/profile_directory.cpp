@@ -67,7 +67,7 @@ std::optional<uint64_t> decode_file(const std::string& name, const std::string& 
     into.counts.no_lbr = std::move(*parsed);
     into.no_lbr_file = name;
   } else if (ProfileFormat format = format_of_file(name)) {
-    if (name == "bolt.fdata" && text.starts_with("no_lbr")) {
+    if (name == "bolt.fdata" && is_no_lbr_fdata(text)) {
       *why = "no_lbr fdata where meta.json says bolt.fdata is branch fdata";
       return std::nullopt;
     }

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include "output/directory_handle.h"
 #include "output/profile_directory.h"
@@ -32,7 +33,41 @@ struct MergedBinary {
   // Each file's total so far: while these stay below 2^64, no sum of the files' counts, each at
   // most its file's total, can wrap.
   std::map<std::string, uint64_t> totals;
+  // The build-ids of the BOLTed binaries whose translated profiles were added (see below).
+  std::set<std::string> bolted_build_ids;
 };
+
+// A directory of a BOLTed binary whose profiles BAT translated holds the input binary's
+// profiles (meta.json's bolt_address_translation, output/profile_renderer.h): its build-id is the
+// input's, and only the files made in the input's terms are added -- the BOLT profiles and
+// AutoFDO (source lines); its samples files and bolt.preagg are in the BOLTed layout.
+std::optional<BuildId> translated_input(const ProfileDirectory& d) {
+  if (!d.meta.is_object() || !d.meta.contains("bolt_address_translation")) return std::nullopt;
+  const nlohmann::json& bat = d.meta["bolt_address_translation"];
+  if (!bat.is_object() || bat.value("status", std::string()) != "translated") return std::nullopt;
+  const std::string id = bat.value("input_build_id", std::string());
+  std::optional<BuildId> input = BuildId::from_hex(id);
+  if (!input || input->empty()) {
+    throw OutputError(d.path + "/meta.json",
+                      "bolt_address_translation's input_build_id '" + id + "' is not a build-id");
+  }
+  return input;
+}
+
+bool kept_when_translated(const std::string& file) {
+  return file == "bolt.fdata" || file == "bolt.nolbr.fdata" || file == "autofdo.prof";
+}
+
+// The BOLTed build-ids a directory's profiles came through (a merge's output says them).
+void add_bolted_build_ids(MergedBinary& m, const ProfileDirectory& d) {
+  if (!d.meta.is_object() || !d.meta.contains("bolt_address_translation")) return;
+  const nlohmann::json& bat = d.meta["bolt_address_translation"];
+  if (!bat.is_object() || !bat.contains("bolted_build_ids") || !bat["bolted_build_ids"].is_array())
+    return;
+  for (const auto& id : bat["bolted_build_ids"]) {
+    if (id.is_string()) m.bolted_build_ids.insert(id.get<std::string>());
+  }
+}
 
 void add_events(std::vector<std::string>& into, const std::vector<std::string>& events) {
   for (const std::string& e : events) {
@@ -48,8 +83,16 @@ void add_checked(uint64_t& into, uint64_t more, const std::string& file, const c
   }
 }
 
-void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
-  if (first) {
+// `translated`: d is a BOLTed binary's translated profile, added to its input binary's.
+void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first,
+                   const std::optional<BuildId>& translated = std::nullopt) {
+  if (translated) {
+    if (first) {
+      m.first_path = d.path;
+      m.identity = {d.identity.path, *translated};
+    }
+    m.bolted_build_ids.insert(d.identity.build_id.to_hex());
+  } else if (first) {
     m.first_path = d.path;
     m.identity = d.identity;
   } else if (m.identity.build_id != d.identity.build_id) {
@@ -71,8 +114,10 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
     add_checked(*branch_stacks, *d.branch_stacks, meta, "its branch_stacks");
   }
   std::map<std::string, uint64_t> totals = m.totals;
-  for (const auto& [file, total] : d.totals)
+  for (const auto& [file, total] : d.totals) {
+    if (translated && !kept_when_translated(file)) continue;
     add_checked(totals[file], total, d.path + "/" + file, "its counts");
+  }
   m.samples = samples;
   m.branch_stacks = branch_stacks;
   m.totals = std::move(totals);
@@ -81,9 +126,17 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first) {
   }
   m.last_sample_ns = std::max(m.last_sample_ns, d.last_sample_ns);
   add_events(m.events, d.events);
-  m.counts.add(d.counts);
+  add_bolted_build_ids(m, d);
+  if (translated) {
+    ImageCounts in_input_terms;
+    in_input_terms.no_lbr = d.counts.no_lbr;
+    m.counts.add(in_input_terms);
+  } else {
+    m.counts.add(d.counts);
+  }
   if (!d.no_lbr_file.empty()) m.no_lbr = true;
   for (const auto& [file, text] : d.format_files) {
+    if (translated && !kept_when_translated(file)) continue;
     std::unique_ptr<FormatMerger>& merger = m.formats[file];
     if (!merger) {
       for (ProfileFormat f : profile_formats()) {
@@ -123,6 +176,12 @@ MergedFiles files_of(const MergedBinary& m) {
   out.meta.last_sample_ns = m.last_sample_ns;
   out.meta.events = m.events;
   out.meta.branch_stacks = m.branch_stacks;
+  if (!m.bolted_build_ids.empty()) {
+    nlohmann::ordered_json bat;
+    bat["status"] = "merged";
+    bat["bolted_build_ids"] = m.bolted_build_ids;
+    rendered.meta["bolt_address_translation"] = std::move(bat);
+  }
   out.rendered = std::move(rendered);
   return out;
 }
@@ -145,6 +204,8 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs,
                                        const std::string& output, GenerationModes modes) {
   MergeSummary summary;
   std::map<std::string, MergedBinary> merged;  // by directory name: basename + build-id
+  // Translated profiles of BOLTed binaries, added last to their input binary's directory.
+  std::vector<std::pair<BuildId, ProfileDirectory>> translated;
   std::set<std::pair<dev_t, ino_t>> seen;
   for (const std::string& input : inputs) {
     const DirectoryHandle root = open_input(input, seen);
@@ -159,17 +220,35 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs,
       std::optional<DirectoryHandle> directory =
           root.open_subdirectory(entry);  // refuses links, files
       if (!directory) continue;           // gone meanwhile
-      const ProfileDirectory files = read_profile_directory(*directory, DirectoryStrictness::Merge);
+      ProfileDirectory files = read_profile_directory(*directory, DirectoryStrictness::Merge);
       for (const std::string& note : files.left_out) summary.warnings.push_back(note);
+      is_output = true;
+      if (std::optional<BuildId> input = translated_input(files)) {
+        translated.emplace_back(std::move(*input), std::move(files));
+        continue;
+      }
       auto [it, first] = merged.try_emplace(entry);
       add_directory(it->second, files, first);
-      is_output = true;
     }
     if (!is_output) {
       throw OutputError(
           input,
           "holds no profcollect output (no collection.json, no <binary>-<build-id>/ directories)");
     }
+  }
+
+  // A translated profile joins the directory of its input binary (by build-id, whatever the
+  // names), or one of its own named after the BOLTed file with the input's build-id.
+  for (const auto& [input, files] : translated) {
+    auto it = std::find_if(merged.begin(), merged.end(), [&](const auto& named) {
+      return named.second.identity.build_id == input;
+    });
+    bool first = false;
+    if (it == merged.end()) {
+      std::tie(it, first) =
+          merged.try_emplace(BinaryIdentity{files.identity.path, input}.directory_name());
+    }
+    add_directory(it->second, files, first, input);
   }
 
   // Everything made before the first write.

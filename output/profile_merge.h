@@ -13,6 +13,13 @@
 //   samples.ip, samples.branch  equal keys add
 //   meta.json               samples and branch_stacks add, first_sample_ns the earliest and
 //                           last_sample_ns the latest (0, unknown, left out), events the union
+// A BOLTed binary's directory whose profiles BAT translated (meta.json's bolt_address_translation
+// status "translated") is a profile of the input binary: it is added to the directory with the
+// input's build-id (or to one named after the BOLTed file with that build-id), its BOLT profiles
+// and AutoFDO only (its samples files and bolt.preagg are in the BOLTed layout); the sums begin
+// with "boltedcollection" (llvm-bolt reads them as permissively as perf2bolt's translated
+// profiles; merge-fdata refuses to mix the two), and meta.json names the BOLTed build-ids
+// (status "merged").
 // A binary whose bolt.fdata is branch fdata on one host and no_lbr on another gets branch fdata,
 // and the no_lbr counts go to bolt.nolbr.fdata, as when a run with branch stacks follows one
 // without (output/profile_store.h).

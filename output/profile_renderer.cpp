@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "output/function_profile.h"
 #include "output/json_text.h"
 
 namespace profcollect {
@@ -30,7 +31,29 @@ RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& co
     out.files.emplace_back(std::string(f->file), std::move(r.content));
   }
   out.branch_fdata = out.meta.value("bolt_fdata", std::string()) == "branch";
+  const BoltedBinary& bolted = image.bolted();
+  if (bolted.status() != BatStatus::NotBolted) {
+    out.meta["bolt_address_translation"] =
+        translation_meta(bolted, FunctionProfile::build(counts.ips, image.symbols(), &bolted));
+  }
   return out;
+}
+
+nlohmann::ordered_json translation_meta(const BoltedBinary& bolted, const FunctionProfile& ips) {
+  nlohmann::ordered_json bat;
+  bat["status"] = to_string(bolted.status());
+  bat["input_build_id"] = bolted.input_build_id().to_hex();
+  if (const BoltAddressTranslation* table = bolted.table()) {
+    bat["functions"] = table->hot_functions();
+    bat["cold_fragments"] = table->cold_fragments();
+    bat["samples_translated"] = ips.translation.translated;
+    bat["samples_in_cold_fragments"] = ips.translation.cold_fragments;
+    bat["samples_not_rewritten"] = ips.translation.not_rewritten;
+    bat["samples_in_no_function"] = ips.unsymbolized;
+  } else {
+    bat["reason"] = bolted.reason();
+  }
+  return bat;
 }
 
 std::string render_meta(const BinaryIdentity& identity, const ImageMeta& m,

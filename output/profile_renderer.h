@@ -13,6 +13,7 @@
 #include "mapper/loaded_image.h"
 #include "output/branch_samples_file.h"
 #include "output/fdata_reader.h"
+#include "output/function_profile.h"
 #include "output/ip_profile.h"
 #include "output/profile_format.h"
 #include "output/render_stop.h"
@@ -39,6 +40,13 @@ struct RenderedProfiles {
 // asked to stop throws RenderStopped (output/render_stop.h).
 RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& counts,
                                  const RenderRequest& request, const RenderStop* stop = nullptr);
+
+// meta.json's "bolt_address_translation" of a BOLTed binary (RenderedProfiles::meta has it):
+// status (translated, no_table, unreadable), input_build_id (the binary BOLT read), and with a
+// table its functions and cold_fragments and where the IP samples went: samples_translated (of
+// them samples_in_cold_fragments), samples_not_rewritten (functions BOLT left: offsets kept),
+// samples_in_no_function; without one, the reason.
+nlohmann::ordered_json translation_meta(const BoltedBinary& bolted, const FunctionProfile& ips);
 
 // meta.json of an image: path, build_id, samples, first_sample_ns, last_sample_ns, event,
 // events, bolt_fdata ("branch" or "no_lbr"), branch_stacks (with branch stacks), formats (the

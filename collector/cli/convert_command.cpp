@@ -58,6 +58,28 @@ void print_summary(const ConvertOptions& o, const SessionInfo& session, const Pi
   if (!others.empty()) std::fprintf(stderr, "profcollect: not in the binary:%s\n", others.c_str());
 }
 
+// What BOLT address translation made of a BOLTed binary's samples, or why it could not.
+void print_translation(const std::string& binary, const BoltedBinary& bolted,
+                       const FunctionProfile& fp) {
+  if (bolted.status() == BatStatus::NotBolted) return;
+  if (!fp.translated) {
+    std::fprintf(stderr, "profcollect: warning: %s: %s%s\n", binary.c_str(),
+                 bolted.reason().c_str(),
+                 bolted.status() == BatStatus::Unreadable ? "; profiled as untranslated" : "");
+    return;
+  }
+  const TranslationCounts& t = fp.translation;
+  std::fprintf(stderr,
+               "profcollect: %s: BOLTed; %llu of its samples (%.1f%%) translated to the input "
+               "binary (build-id %s) by BAT, %llu of them in cold fragments; %llu in functions "
+               "BOLT did not rewrite\n",
+               binary.c_str(), static_cast<unsigned long long>(t.translated),
+               percent_of(t.translated, fp.symbolized + fp.unsymbolized),
+               bolted.input_build_id().to_hex().c_str(),
+               static_cast<unsigned long long>(t.cold_fragments),
+               static_cast<unsigned long long>(t.not_rewritten));
+}
+
 }  // namespace
 
 std::vector<ProfileFormat> parse_formats(const std::string& list) {
@@ -189,7 +211,7 @@ int run_convert(const ConvertOptions& o) {
   const std::vector<int32_t> slots = pipeline.profiled_slots();
   static const ImageProfile kNoSamples(*target, false);
   const ImageProfile& profile = slots.empty() ? kNoSamples : *pipeline.profile(slots.front());
-  FunctionProfile fp = FunctionProfile::build(profile.ips(), target->symbols());
+  FunctionProfile fp = FunctionProfile::build(profile.ips(), target->symbols(), &target->bolted());
   tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp.unsymbolized;
   tally.outcomes.add(SampleOutcome::NoSymbol, fp.unsymbolized);
 
@@ -275,6 +297,7 @@ int run_convert(const ConvertOptions& o) {
   if (meta_out) meta_out->commit();
   if (!o.quiet) {
     print_summary(o, source->session(), tally, fp, fp.totals().size());
+    print_translation(o.binary, target->bolted(), fp);
     std::fprintf(stderr, "profcollect: wrote %s\n",
                  o.output == "-" ? "standard output" : o.output.c_str());
     if (rendered.meta.contains("unsymbolized_profgen_flags") && o.formats.size() == 1) {

@@ -15,6 +15,7 @@
 #include "mapper/target_image_selector.h"
 #include "output/function_profile.h"
 #include "output/json_text.h"
+#include "output/profile_renderer.h"
 
 namespace profcollect {
 
@@ -122,7 +123,7 @@ int run_report(const ReportOptions& o) {
     IpProfile none;
     const std::vector<int32_t> slots = pipeline.profiled_slots();
     fp = FunctionProfile::build(slots.empty() ? none : pipeline.profile(slots.front())->ips(),
-                                target->symbols());
+                                target->symbols(), &target->bolted());
     tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
     tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
   }
@@ -158,6 +159,8 @@ int run_report(const ReportOptions& o) {
         unmapped[std::string(outcome_name(oc))] = tally.outcomes[oc];
       }
       b["unmapped"] = unmapped;
+      if (target->bolted().status() != BatStatus::NotBolted)
+        b["bolt_address_translation"] = translation_meta(target->bolted(), *fp);
       b["functions"] = nlohmann::json::array();
       auto totals = fp->totals();
       for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
@@ -196,7 +199,13 @@ int run_report(const ReportOptions& o) {
                       100 * share(tally.outcomes[oc], tally.samples));
         }
       }
-      std::printf("\n%10s %7s  %s\n", "samples", "share", "function");
+      if (target->bolted().status() != BatStatus::NotBolted) {
+        std::printf("  %s\n", translation_line(translation_meta(target->bolted(), *fp),
+                                               fp->symbolized + fp->unsymbolized)
+                                  .c_str());
+      }
+      std::printf("\n%10s %7s  %s%s\n", "samples", "share", "function",
+                  fp->translated ? " (of the input binary, through BAT)" : "");
       auto totals = fp->totals();
       for (size_t i = 0; i < totals.size() && i < o.top; ++i) {
         std::printf("%10llu %6.2f%%  %s\n", static_cast<unsigned long long>(totals[i].count),

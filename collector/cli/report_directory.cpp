@@ -186,6 +186,38 @@ void print_collection(const std::string& dir, const ordered_json& c) {
   }
 }
 
+}  // namespace
+
+std::string translation_line(const ordered_json& bat, uint64_t samples) {
+  const std::string input = text(bat, "input_build_id");
+  if (text(bat, "status") == "merged") {
+    std::string ids;
+    if (bat.contains("bolted_build_ids") && bat["bolted_build_ids"].is_array()) {
+      for (const auto& id : bat["bolted_build_ids"]) {
+        if (id.is_string()) ids += (ids.empty() ? "" : ", ") + id.get<std::string>();
+      }
+    }
+    return "merged with profiles that BAT translated from BOLTed builds of it (build-ids " + ids +
+           ")";
+  }
+  if (text(bat, "status") != "translated") {
+    return "BOLTed, not translated: " + text(bat, "reason");
+  }
+  const uint64_t translated = number(bat, "samples_translated");
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "BOLTed: BAT translated %" PRIu64 " of %" PRIu64
+                " samples (%.2f%%) to the input binary (build-id %s); %" PRIu64
+                " in cold fragments, %" PRIu64 " in functions BOLT did not rewrite, %" PRIu64
+                " in no function",
+                translated, samples, percent(translated, samples),
+                input.empty() ? "none" : input.c_str(), number(bat, "samples_in_cold_fragments"),
+                number(bat, "samples_not_rewritten"), number(bat, "samples_in_no_function"));
+  return line;
+}
+
+namespace {
+
 void print_binary(const BinaryReport& b, size_t top) {
   const std::string path = text(b.meta, "path");
   std::printf("\n%s  %s\n", b.directory.c_str(), path.empty() ? "(path unknown)" : path.c_str());
@@ -201,6 +233,11 @@ void print_binary(const BinaryReport& b, size_t top) {
     std::printf("  %" PRIu64
                 " branch stacks (bolt.fdata, bolt.preagg and autofdo.prof are made from them)\n",
                 b.branch_stacks);
+  }
+  if (b.meta.is_object() && b.meta.contains("bolt_address_translation")) {
+    std::printf(
+        "  %s\n",
+        translation_line(ordered_json(b.meta["bolt_address_translation"]), samples).c_str());
   }
   for (const auto& aside : b.set_aside) {
     std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());
@@ -224,6 +261,8 @@ ordered_json binary_json(const BinaryReport& b, size_t top) {
     j[key] = number(b.meta, key);
   j["fdata_samples"] = b.fdata_samples;
   j["branch_stacks"] = b.branch_stacks;
+  if (b.meta.is_object() && b.meta.contains("bolt_address_translation"))
+    j["bolt_address_translation"] = b.meta["bolt_address_translation"];
   j["function_count"] = b.functions.size();
   j["functions"] = ordered_json::array();
   for (size_t i = 0; i < b.functions.size() && i < top; ++i) {

@@ -4,6 +4,8 @@
 // Reads the files only; never opens the binaries, so it works where they are gone.
 #pragma once
 
+#include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "collector/cli/report_command.h"
@@ -13,6 +15,11 @@ namespace profcollect {
 // Whether `path` is a collection's output directory rather than perf.data input: a directory
 // without the `data` file of a `perf record --threads` directory.
 bool is_collection_directory(const std::string& path);
+
+// One line on what BOLT address translation did, from meta.json's "bolt_address_translation"
+// (output/profile_renderer.h) of a BOLTed binary with `samples` samples: the share translated to
+// the input binary, or why nothing was.
+std::string translation_line(const nlohmann::ordered_json& bat, uint64_t samples);
 
 // Prints the report of the directory `options.input` (text, or JSON with options.json).
 // Returns 0; throws CliError when the directory holds no profcollect output or a file in it

@@ -272,6 +272,8 @@ std::string_view warning_consequence(const std::string& kind) {
   if (kind == "no_bolt_blocks") return "without BOLT blocks: bolt.fdata is no_lbr";
   if (kind == "unreadable_binary") return "unreadable: not profiled";
   if (kind == "build_id_mismatch") return "of another build-id: not profiled";
+  if (kind == "bolted_without_bat") return "BOLTed without BAT: profiles of the BOLTed layout";
+  if (kind == "bat_unreadable") return "with an unreadable BAT: profiled as untranslated";
   return "with a warning";
 }
 

@@ -13,6 +13,8 @@
 #   and their .debug_line and .eh_frame sections;
 # - live ring buffers: the records of the fresh recordings laid out as the kernel writes them;
 # - /proc/PID/maps text of this script's processes;
+# - BOLT address translation: the .note.bolt_bat of a tests/fixtures/bat_src program that
+#   llvm-bolt-19 split with a profile of its own (no branch-stack hardware needed: no_lbr);
 # - profile files: the output directory of a real live run of PROFCOLLECT (its own build), and
 #   a samples.branch written from its documented format (no branch-stack hardware is needed);
 #   that run's binary directory as two hosts' for merge;
@@ -34,12 +36,12 @@ profcollect=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 py=$root/tests/fuzz/seed_inputs.py
 fixtures=$root/tests/fixtures
 
-key=$(cat "$0" "$py" "$root/systemd/profcollect.toml.example" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* |
+key=$(cat "$0" "$py" "$root/systemd/profcollect.toml.example" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* "$fixtures"/bat_src/* |
     sha256sum | cut -c1-16)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$key" ]; then
     exit 0
 fi
-for tool in gcc g++ clang-19 clang++-19 ld.lld-19 objcopy strip readelf perf python3; do
+for tool in gcc g++ clang-19 clang++-19 ld.lld-19 llvm-bolt-19 objcopy strip readelf perf python3; do
     command -v "$tool" >/dev/null || { echo "$0: $tool not found" >&2; exit 1; }
 done
 rm -rf "$out"
@@ -182,6 +184,16 @@ done
 maps=$(seed proc_maps_fuzz)
 cat /proc/self/maps >"$maps/self"
 cat /proc/$$/maps >"$maps/shell"
+
+# ---- BOLT address translation -----------------------------------------------------------------
+bat=$(seed bolt_address_translation_fuzz)
+gcc -O2 -g -fPIE -pie -Wl,--emit-relocs -o "$work/bat_prog" "$fixtures/bat_src/bat_prog.c"
+perf record -q -N --buildid-mmap -e cpu-clock -o "$work/bat.data" -- "$work/bat_prog" 2000000 >/dev/null
+"$profcollect" convert -q -p "$work/bat.data" -o "$work/bat.fdata" "$work/bat_prog"
+llvm-bolt-19 "$work/bat_prog" -o "$work/bat_prog.bolt" -data="$work/bat.fdata" -enable-bat \
+    -reorder-blocks=ext-tsp -split-functions -split-all-cold >/dev/null
+objcopy --dump-section .note.bolt_bat="$bat/split_pie" "$work/bat_prog.bolt" "$work/discard" 2>/dev/null
+rm -f "$work/discard"
 
 # ---- profile files ----------------------------------------------------------------------------
 fdata=$(seed fdata_reader_fuzz)

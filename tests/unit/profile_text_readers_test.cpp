@@ -16,11 +16,26 @@ TEST(BranchFdataReader, EscapedNamesAndEqualEdgesAddUp) {
       "foo\\ bar 20 2 3\n",
       &error);
   ASSERT_TRUE(fdata) << error;
-  ASSERT_EQ(fdata->size(), 2u);
-  const auto& edge = fdata->at({"1 foo\\ bar 10", "1 foo\\ bar 20"});
+  ASSERT_EQ(fdata->edges.size(), 2u);
+  EXPECT_FALSE(fdata->bolted_collection);
+  const auto& edge = fdata->edges.at({"1 foo\\ bar 10", "1 foo\\ bar 20"});
   EXPECT_EQ(edge.mispredicts, 3u);
   EXPECT_EQ(edge.count, 8u);
-  EXPECT_EQ(fdata->at({"0 [unknown] 7fff0000", "1 main 0"}).count, 2u);
+  EXPECT_EQ(fdata->edges.at({"0 [unknown] 7fff0000", "1 main 0"}).count, 2u);
+}
+
+TEST(BranchFdataReader, BoltedCollectionLineIsKeptAndLinesCountFromIt) {
+  std::string error;
+  const auto fdata = parse_branch_fdata("boltedcollection\n1 a 0 1 a 4 0 3\n", &error);
+  ASSERT_TRUE(fdata) << error;
+  EXPECT_TRUE(fdata->bolted_collection);
+  EXPECT_EQ(fdata->edges.at({"1 a 0", "1 a 4"}).count, 3u);
+  EXPECT_EQ(FdataBranchWriter::format(*fdata), "boltedcollection\n1 a 0 1 a 4 0 3\n");
+  EXPECT_FALSE(parse_branch_fdata("boltedcollection\n1 a 0 1 a 4 0 x\n", &error));
+  EXPECT_EQ(error.rfind("line 2:", 0), 0u) << error;
+  // Only a whole first line is the header; anywhere else it is a bad line.
+  EXPECT_FALSE(parse_branch_fdata("1 a 0 1 a 4 0 3\nboltedcollection\n", &error));
+  EXPECT_EQ(error.rfind("line 2:", 0), 0u) << error;
 }
 
 TEST(BranchFdataReader, NoLbrHeaderAndBadCountsAreNamedByLine) {
