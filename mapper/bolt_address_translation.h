@@ -89,7 +89,8 @@ class BoltAddressTranslation {
   // The block-to-block fall-throughs of a range executed without a taken branch, from `from` to
   // `to` (offsets in the fragment), as perf2bolt 19 finds them in BAT: pairs (output offset of a
   // block's start, output offset of the next block's start) for each block boundary the range
-  // crosses, in the output layout. Appends to `out` (cleared first); none when from >= to.
+  // crosses, in the output layout; the two are equal where entries share an output offset (an
+  // empty block), as perf2bolt's are. Appends to `out` (cleared first); none when from >= to.
   static void fall_throughs(const BatFragment& fragment, uint64_t from, uint64_t to,
                             std::vector<std::pair<uint64_t, uint64_t>>& out);
 
