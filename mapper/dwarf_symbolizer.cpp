@@ -262,14 +262,14 @@ void DwarfSymbolizer::scan_units() {
     // Every subprogram with code, for the function index (llvm-profgen walks all DIEs).
     auto visit = [this](Dwarf_Die& die, int) -> int {
       if (dwarf_tag(&die) != DW_TAG_subprogram) return 0;
-      std::optional<std::string_view> name = subroutine_name(&die);
-      if (!name) return 0;
       std::vector<AddressRange> ranges;
       for (const AddressRange& r : ranges_of(&die)) {
         if (r.end <= r.begin || r.begin < preferred_base_) continue;
         ranges.push_back(r);
       }
-      functions_.add(*name, ranges);
+      if (ranges.empty()) return 0;  // a declaration, or discarded code: no name needed
+      if (std::optional<std::string_view> name = subroutine_name(&die))
+        functions_.add(*name, ranges);
       return 0;
     };
     walk_children(&unit->code_die, 0, visit);
@@ -339,6 +339,17 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   auto it = cache_.find(address);
   if (it != cache_.end()) return it->second;
   return cache_.emplace(address, compute(address)).first->second;
+}
+
+void DwarfSymbolizer::prefetch(std::span<const uint64_t> addresses) const {
+  std::vector<std::pair<uint32_t, uint64_t>> by_unit;  // (unit, address) of those not cached
+  by_unit.reserve(addresses.size());
+  for (uint64_t address : addresses) {
+    if (cache_.contains(address)) continue;
+    if (const Unit* unit = unit_for(address)) by_unit.emplace_back(unit->index, address);
+  }
+  std::sort(by_unit.begin(), by_unit.end());
+  for (const auto& [unit, address] : by_unit) symbolize(address);
 }
 
 InlineStack DwarfSymbolizer::compute(uint64_t address) const {

@@ -61,6 +61,9 @@ class DwarfSymbolizer {
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
 
   const InlineStack& symbolize(uint64_t address) const;
+  // Symbolizes the addresses into the cache unit by unit, so that each unit among them is
+  // decoded once however its code interleaves with other units' (then symbolize() finds them).
+  void prefetch(std::span<const uint64_t> addresses) const;
   // Frees the per-address cache and every unit's address map and line table; they are built
   // again on demand. Invalidates the InlineStacks returned before (not the names they hold).
   void drop_caches();

@@ -58,6 +58,50 @@ FunctionSamples& leaf_profile(SampleProfile& profile, const InlineStack& frames,
   return *samples;
 }
 
+// leaf_profile for the instructions of one render, remembering the chain of profiles of the last
+// inline stack: consecutive instructions mostly share theirs, and finding each level by name in
+// a map of long mangled names is most of what leaf_profile costs.
+class LeafProfiles {
+ public:
+  LeafProfiles(SampleProfile& profile, DiscriminatorEncoding encoding)
+      : profile_(profile), encoding_(encoding) {}
+
+  FunctionSamples& leaf(const InlineStack& frames, uint64_t total) {
+    if (last_ == nullptr || !same_context(*last_, frames)) {
+      chain_.clear();
+      FunctionSamples* samples = &named(profile_, canonical_function_name(frames[0].name));
+      chain_.push_back(samples);
+      for (size_t i = 1; i < frames.size(); ++i) {
+        auto& callees = samples->inlinees[location_of(frames[i - 1], encoding_)];
+        samples = &named(callees, canonical_function_name(frames[i].name));
+        chain_.push_back(samples);
+      }
+      last_ = &frames;
+    }
+    for (FunctionSamples* samples : chain_) samples->total += total;
+    return *chain_.back();
+  }
+
+ private:
+  // The same functions (their names point into the DWARF's strings) at the same call sites.
+  static bool same_context(const InlineStack& a, const InlineStack& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].name.data() != b[i].name.data() || a[i].name.size() != b[i].name.size())
+        return false;
+      if (i + 1 < a.size() && (a[i].line != b[i].line || a[i].decl_line != b[i].decl_line ||
+                               a[i].discriminator != b[i].discriminator))
+        return false;
+    }
+    return true;
+  }
+
+  SampleProfile& profile_;
+  DiscriminatorEncoding encoding_;
+  const InlineStack* last_ = nullptr;    // the symbolizer's, alive for the whole render
+  std::vector<FunctionSamples*> chain_;  // map nodes: their addresses do not change
+};
+
 // Boundary changes of the disjoint-range sweep: count and number of ranges open.
 struct Boundary {
   int64_t count = 0;
@@ -95,6 +139,31 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
   }
 
   const InstructionMap& code = binary.instructions();
+  // Every piece of code some range covers, with its count.
+  auto for_each_piece = [&](auto&& piece) {
+    int64_t count = 0, open = 0;
+    for (auto it = boundaries.begin(); it != boundaries.end(); ++it) {
+      count += it->second.count;
+      open += it->second.open;
+      if (open <= 0) continue;
+      auto next = std::next(it);
+      const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
+      piece(it->first, last, static_cast<uint64_t>(count));
+    }
+  };
+  {
+    // Symbolized unit by unit first: in address order the units' code interleaves (each unit's
+    // .text.hot, .text.unlikely, ... parts lie with every other unit's), and a unit decoded,
+    // left and met again would be decoded again.
+    std::vector<uint64_t> addresses;
+    for_each_piece([&](uint64_t first, uint64_t last, uint64_t) {
+      code.for_each(first, last, [&](const Instruction& instruction) {
+        addresses.push_back(instruction.address);
+      });
+    });
+    binary.dwarf().prefetch(addresses);
+  }
+  LeafProfiles leaves(profile, encoding);
   const unsigned stride = stop ? std::max(1u, stop->stride) : 1;
   unsigned until_check = stride;
   auto visit = [&](const Instruction& instruction, uint64_t count) {
@@ -108,7 +177,7 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
       ++st.unsymbolized_instructions;
       return;
     }
-    FunctionSamples& leaf = leaf_profile(profile, frames, count * instruction.size, encoding);
+    FunctionSamples& leaf = leaves.leaf(frames, count * instruction.size);
     const InlineFrame& frame = frames.back();
     BodySample& line = leaf.body[location_of(frame, encoding)];
     if (rule == CountingRule::IpSamples) {
@@ -118,18 +187,10 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
       if (line.count <= scaled) line.count = scaled;
     }
   };
-  int64_t count = 0, open = 0;
-  for (auto it = boundaries.begin(); it != boundaries.end(); ++it) {
-    count += it->second.count;
-    open += it->second.open;
-    if (open <= 0) continue;
-    auto next = std::next(it);
-    const uint64_t first = it->first;
-    const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
-    const auto piece_count = static_cast<uint64_t>(count);
+  for_each_piece([&](uint64_t first, uint64_t last, uint64_t piece_count) {
     code.for_each(first, last,
                   [&](const Instruction& instruction) { visit(instruction, piece_count); });
-  }
+  });
 
   for (const auto& [branch, calls] : input.branches) {
     const std::string_view callee = binary.callee_name(branch.second);
