@@ -60,15 +60,17 @@ TEST_F(DaemonShutdownTest, SigtermEndsWithinTwoSecondsAndWhatWasWrittenIsConsist
       << "the end says either where the profiles are or that it was cut short\n"
       << log;
   size_t written = 0;
+  std::string names;  // for the message
   for (const auto& e : fs::directory_iterator(out)) {
     if (!e.is_directory() || e.path().filename().string().starts_with(".")) continue;
+    names += e.path().filename().string() + "\n";
     const StrictFdata fdata = read_fdata_strictly(e.path() / "bolt.fdata");
     ASSERT_TRUE(fdata.valid()) << e.path() << ": " << fdata.error;
     const nlohmann::json meta = read_json_file(e.path() / "meta.json");
     EXPECT_EQ(meta.value("samples", uint64_t{0}), fdata.total()) << e.path();
     ++written;
   }
-  if (complete) EXPECT_EQ(written, programs.size()) << log;
+  if (complete) EXPECT_EQ(written, programs.size()) << log << names;
 }
 
 }  // namespace
