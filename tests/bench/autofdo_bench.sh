@@ -15,6 +15,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 pc=${1:-$repo/build/profcollect}
 samples=${BENCH_SAMPLES:-1000000}
 period=20000
@@ -33,25 +34,7 @@ echo "recording ~$samples samples (./hot $arg, -c $period)"
 perf record -q --buildid-mmap -e cpu-clock -c $period -o big.data -- ./hot $arg >/dev/null 2>&1
 echo "samples: $(perf script -i big.data -F ip 2>/dev/null | wc -l)"
 
-measure() {  # name command... -> prints "name seconds kib"
-  name=$1; shift
-  /usr/bin/time -f "%e %M" -o "$name.time" "$@" >/dev/null 2>"$name.err" || { cat "$name.err"; exit 1; }
-  echo "$name $(cat "$name.time")"
-}
-measure ours "$pc" convert -q -p big.data --format autofdo -o ours.prof ./hot
-cat > profgen.sh <<'SH'
-perf script -i big.data -F ip,brstack --show-mmap-events 2>/dev/null \
-  | awk '/PERF_RECORD_MMAP/ {print; next} NF==1 {print $0 " 0x0/0x0/P/-/-/0"; next} {print}' > ip.perfscript
-llvm-profgen-19 --perfscript=ip.perfscript --binary=./hot --leading-ip-only --format=text -o ref.prof
-SH
-measure profgen sh profgen.sh
-ot=$(cut -d' ' -f1 ours.time); om=$(cut -d' ' -f2 ours.time)
-pt=$(cut -d' ' -f1 profgen.time); pm=$(cut -d' ' -f2 profgen.time)
-echo "profcollect: ${ot}s ${om} KiB; perf script + llvm-profgen: ${pt}s ${pm} KiB (largest process)"
-awk -v a="$ot" -v b="$pt" -v c="$om" -v d="$pm" 'BEGIN { printf "time ratio %.3f, memory ratio %.3f\n", a/b, c/d }'
-llvm-profdata-19 merge --sample --text ours.prof -o ours.txt
-llvm-profdata-19 merge --sample --text ref.prof -o ref.txt
-if cmp -s ours.txt ref.txt; then echo "profiles: equal"; else echo "profiles: DIFFER"; fi
+autofdo_ip_vs_profgen "$pc" big.data ./hot
 
 # 2. The program rebuilt with the profile.
 clang++-19 $flags -fprofile-sample-use=ours.prof -o hot.pgo "$src/hot_main.cpp" "$src/hot_work.cpp"

@@ -14,6 +14,7 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 pc=${1:-$repo/build/profcollect}
 samples=${BENCH_SAMPLES:-100000}
 work=$(mktemp -d)
@@ -50,33 +51,5 @@ while :; do
 done
 echo "recording: $n samples of the big binary"
 
-measure() {  # name command... -> prints "name seconds kib"
-    name=$1
-    shift
-    /usr/bin/time -f "%e %M" -o "$name.time" "$@" >/dev/null 2>"$name.err" || {
-        cat "$name.err"
-        exit 1
-    }
-    echo "$name $(cat "$name.time")"
-}
-measure ours "$pc" convert -q -p big.data --format autofdo -o ours.prof ./big
-cat >profgen.sh <<'SH'
-perf script -i big.data -F ip,brstack --show-mmap-events 2>/dev/null \
-  | awk '/PERF_RECORD_MMAP/ {print; next} NF==1 {print $0 " 0x0/0x0/P/-/-/0"; next} {print}' > ip.perfscript
-llvm-profgen-19 --perfscript=ip.perfscript --binary=./big --leading-ip-only --format=text -o ref.prof
-SH
-measure profgen sh profgen.sh
-ot=$(cut -d' ' -f1 ours.time)
-om=$(cut -d' ' -f2 ours.time)
-pt=$(cut -d' ' -f1 profgen.time)
-pm=$(cut -d' ' -f2 profgen.time)
-echo "profcollect: ${ot}s ${om} KiB; perf script + llvm-profgen: ${pt}s ${pm} KiB (largest process)"
-awk -v a="$ot" -v b="$pt" -v c="$om" -v d="$pm" \
-    'BEGIN { printf "profcollect is %.1fx faster with %.1fx less memory (target: 10x, 10x)\n", b/a, d/c }'
-llvm-profdata-19 merge --sample --text ours.prof -o ours.txt
-llvm-profdata-19 merge --sample --text ref.prof -o ref.txt
-if cmp -s ours.txt ref.txt; then
-    echo "profiles: equal ($(wc -l <ref.txt) lines)"
-else
-    echo "profiles: DIFFER in $(diff ours.txt ref.txt | grep -c '^[<>]') of $(wc -l <ref.txt) lines"
-fi
+autofdo_ip_vs_profgen "$pc" big.data ./big
+echo "(the targets: 10x faster, 10x less memory)"

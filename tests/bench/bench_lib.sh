@@ -1,6 +1,7 @@
-# Shared by the long-run benchmarks (live_rss_bench.sh, daemon_soak_bench.sh): the workload of
-# short-lived processes each mapping a new image, a per-second sampler of a process, and the
-# growth report. Sourced, not run.
+# Shared by the benchmarks: for the long-run ones (live_rss_bench.sh, daemon_soak_bench.sh) the
+# workload of short-lived processes each mapping a new image, a per-second sampler of a process,
+# and the growth report; for the AutoFDO ones (autofdo_bench.sh, autofdo_big_bench.sh) the
+# conversion of IP samples against llvm-profgen. Sourced, not run.
 
 # new_image_workload_build DIR: compiles, in DIR, a program that dlopens the library it is given
 # and runs its `work`, and the object every library is linked from.
@@ -241,5 +242,47 @@ perf_record_counts() {
         echo "$2 0"
     else
         echo "$2 $(perf report -D -i "$1" 2>/dev/null | awk '/PERF_RECORD_LOST: / { sub(/.*lost:/, ""); n += $1 } END { print n + 0 }')"
+    fi
+}
+
+# measure NAME COMMAND...: runs COMMAND, its wall time and peak RSS in NAME.time ("s KiB"),
+# and prints "NAME s KiB"; exits with its error output if it fails.
+measure() {
+    name=$1
+    shift
+    /usr/bin/time -f "%e %M" -o "$name.time" "$@" >/dev/null 2>"$name.err" || {
+        cat "$name.err"
+        exit 1
+    }
+    echo "$name $(cat "$name.time")"
+}
+
+# autofdo_ip_vs_profgen PROFCOLLECT DATA BINARY: the IP samples of DATA made an AutoFDO profile
+# of BINARY by `PROFCOLLECT convert` (ours.prof) and by the oracles.md pipeline, `perf script` +
+# awk + `llvm-profgen-19 --leading-ip-only` (ref.prof), in the current directory; prints both
+# times and peak RSS (the pipeline's: its largest process), the ratios, and whether the profiles
+# are equal after `llvm-profdata-19 merge --sample --text` (else in how many lines they differ).
+# Sets ours_s ours_kib ref_s ref_kib.
+autofdo_ip_vs_profgen() {
+    measure ours "$1" convert -q -p "$2" --format autofdo -o ours.prof "$3"
+    cat >profgen.sh <<SH
+perf script -i "$2" -F ip,brstack --show-mmap-events 2>/dev/null \
+  | awk '/PERF_RECORD_MMAP/ {print; next} NF==1 {print \$0 " 0x0/0x0/P/-/-/0"; next} {print}' > ip.perfscript
+llvm-profgen-19 --perfscript=ip.perfscript --binary="$3" --leading-ip-only --format=text -o ref.prof
+SH
+    measure profgen sh profgen.sh
+    ours_s=$(cut -d' ' -f1 ours.time)
+    ours_kib=$(cut -d' ' -f2 ours.time)
+    ref_s=$(cut -d' ' -f1 profgen.time)
+    ref_kib=$(cut -d' ' -f2 profgen.time)
+    echo "profcollect: ${ours_s}s ${ours_kib} KiB; perf script + llvm-profgen: ${ref_s}s ${ref_kib} KiB (largest process)"
+    awk -v a="$ours_s" -v b="$ref_s" -v c="$ours_kib" -v d="$ref_kib" \
+        'BEGIN { printf "profcollect is %.1fx faster with %.1fx less memory\n", b/a, d/c }'
+    llvm-profdata-19 merge --sample --text ours.prof -o ours.txt
+    llvm-profdata-19 merge --sample --text ref.prof -o ref.txt
+    if cmp -s ours.txt ref.txt; then
+        echo "profiles: equal ($(wc -l <ref.txt) lines)"
+    else
+        echo "profiles: DIFFER in $(diff ours.txt ref.txt | grep -c '^[<>]') of $(wc -l <ref.txt) lines"
     fi
 }
