@@ -3,6 +3,8 @@
 namespace profcollect {
 
 std::string_view canonical_function_name(std::string_view name) {
+  // Most names have no suffix at all: one scan for a dot, not one per suffix and position.
+  if (name.find('.') == std::string_view::npos) return name;
   // Order matters: ".llvm." is appended after ".part.", so it is removed first.
   for (std::string_view suffix : {std::string_view(".llvm."), std::string_view(".part.")}) {
     const size_t at = name.rfind(suffix);

@@ -79,9 +79,34 @@ std::span<const uint8_t> debug_line_bytes(Elf* elf) {
 
 bool is_subroutine(int tag) { return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine; }
 
+// Whether the children of a DIE of this tag can hold a subroutine with code. They cannot below
+// parameters, variables, members, call sites, enumerations, array and function types, template
+// parameters: a gcc -O2 unit has as many of those as of everything else, and skipping them is
+// what makes a walk of the unit cheap. (Class types must be entered: gcc puts the definition, with
+// code, of a lambda's operator() inside its closure type.)
+bool may_hold_code(int tag) {
+  switch (tag) {
+    case DW_TAG_formal_parameter:
+    case DW_TAG_variable:
+    case DW_TAG_member:
+    case DW_TAG_call_site:
+    case DW_TAG_GNU_call_site:
+    case DW_TAG_enumeration_type:
+    case DW_TAG_array_type:
+    case DW_TAG_subroutine_type:
+    case DW_TAG_template_type_parameter:
+    case DW_TAG_template_value_parameter:
+    case DW_TAG_GNU_template_parameter_pack:
+    case DW_TAG_GNU_formal_parameter_pack:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // Pre-order walk of the DIEs below `parent`; `visit(die, context)` returns the context for the
-// die's children. Iterative: the nesting depth comes from the file, and a recursion as deep as a
-// damaged unit's DIEs nest would overflow the stack.
+// die's children, or nullopt to skip them. Iterative: the nesting depth comes from the file, and
+// a recursion as deep as a damaged unit's DIEs nest would overflow the stack.
 template <typename Context, typename Visit>
 void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
   struct Level {
@@ -94,9 +119,10 @@ void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
   stack.push_back(Level{child, context});
   while (!stack.empty()) {
     Level& level = stack.back();
-    Context inner = visit(level.die, level.context);
+    std::optional<Context> inner = visit(level.die, level.context);
     Dwarf_Die first;
-    const bool descend = dwarf_haschildren(&level.die) > 0 && dwarf_child(&level.die, &first) == 0;
+    const bool descend = inner.has_value() && dwarf_haschildren(&level.die) > 0 &&
+                         dwarf_child(&level.die, &first) == 0;
     // The sibling to visit after this DIE's subtree, found before the vector may move.
     Dwarf_Die sibling;
     const bool has_sibling = dwarf_siblingof(&level.die, &sibling) == 0;
@@ -106,7 +132,7 @@ void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
       level.die.addr = nullptr;  // this depth is done once the subtree is
     }
     if (descend) {
-      stack.push_back(Level{first, inner});
+      stack.push_back(Level{first, *inner});
       continue;
     }
     while (!stack.empty() && stack.back().die.addr == nullptr) stack.pop_back();
@@ -135,6 +161,7 @@ struct DwarfSymbolizer::Unit {
   bool mapped = false;
   std::optional<DwarfLineTable> lines;
 
+  // Walks the unit's DIEs for its subroutines and their address map.
   void build_address_map();
   bool decoded() const { return mapped || lines.has_value(); }
   // Frees the address map and line table (built again on demand). Assigned from new, empty
@@ -170,9 +197,14 @@ const DwarfLineTable& DwarfSymbolizer::Unit::line_table(std::span<const uint8_t>
 
 void DwarfSymbolizer::Unit::build_address_map() {
   mapped = true;
-  auto visit = [this](Dwarf_Die& die, int32_t parent) -> int32_t {
+  auto visit = [this](Dwarf_Die& die, int32_t parent) -> std::optional<int32_t> {
     const int tag = dwarf_tag(&die);
-    if (!is_subroutine(tag)) return parent;
+    if (!is_subroutine(tag)) {
+      if (!may_hold_code(tag)) return std::nullopt;
+      return parent;
+    }
+    // A declaration has no code, and only parameters below it.
+    if (tag == DW_TAG_subprogram && dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
     const auto index = static_cast<int32_t>(subroutines.size());
     Subroutine s;
     s.die = die;
@@ -181,14 +213,16 @@ void DwarfSymbolizer::Unit::build_address_map() {
     subroutines.push_back(s);
     // The range insertion of DWARFUnit::updateAddressDieMap: a child's range splits the range
     // it lies in, so that the deepest DIE owns each address.
-    for (const AddressRange& r : ranges_of(&die)) {
-      if (r.begin == r.end) continue;
-      auto b = address_map.upper_bound(r.begin);
-      if (b != address_map.begin() && r.begin < (--b)->second.first) {
-        if (r.end < b->second.first) address_map[r.end] = b->second;
-        if (r.begin > b->first) address_map[b->first].first = r.begin;
+    Dwarf_Addr base = 0, begin = 0, end = 0;
+    ptrdiff_t offset = 0;
+    while ((offset = dwarf_ranges(&die, offset, &base, &begin, &end)) > 0) {
+      if (begin == end) continue;
+      auto b = address_map.upper_bound(begin);
+      if (b != address_map.begin() && begin < (--b)->second.first) {
+        if (end < b->second.first) address_map[end] = b->second;
+        if (begin > b->first) address_map[b->first].first = begin;
       }
-      address_map[r.begin] = {r.end, static_cast<uint32_t>(index)};
+      address_map[begin] = {end, static_cast<uint32_t>(index)};
     }
     return index;
   };
@@ -196,7 +230,6 @@ void DwarfSymbolizer::Unit::build_address_map() {
 }
 
 const DwarfSymbolizer::Unit::Subroutine* DwarfSymbolizer::Unit::subroutine_at(uint64_t address) {
-  if (!mapped) build_address_map();
   auto it = address_map.upper_bound(address);
   if (it == address_map.begin()) return nullptr;
   --it;
@@ -259,20 +292,7 @@ void DwarfSymbolizer::scan_units() {
     for (const AddressRange& r : ranges_of(&cudie)) {
       if (r.begin < r.end) unit_ranges_.push_back(UnitRange{r.begin, r.end, unit_index});
     }
-    // Every subprogram with code, for the function index (llvm-profgen walks all DIEs).
-    auto visit = [this](Dwarf_Die& die, int) -> int {
-      if (dwarf_tag(&die) != DW_TAG_subprogram) return 0;
-      std::vector<AddressRange> ranges;
-      for (const AddressRange& r : ranges_of(&die)) {
-        if (r.end <= r.begin || r.begin < preferred_base_) continue;
-        ranges.push_back(r);
-      }
-      if (ranges.empty()) return 0;  // a declaration, or discarded code: no name needed
-      if (std::optional<std::string_view> name = subroutine_name(&die))
-        functions_.add(*name, ranges);
-      return 0;
-    };
-    walk_children(&unit->code_die, 0, visit);
+    index_functions(*unit);
     units_.push_back(std::move(unit));
   }
   if (status < 0) {
@@ -296,6 +316,35 @@ void DwarfSymbolizer::scan_units() {
   }
   std::sort(unit_ranges_.begin(), unit_ranges_.end(),
             [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
+}
+
+void DwarfSymbolizer::index_functions(Unit& unit) {
+  // Every subprogram with code, as llvm-profgen's walk of all DIEs finds them. What cannot hold
+  // one is skipped: below an inlined subroutine are only its inlined body's parameters, blocks,
+  // variables and further inlined subroutines (a local type, and a lambda's operator() defined
+  // in its closure type, belong to the abstract function, not to its inlined copies).
+  auto visit = [this](Dwarf_Die& die, int) -> std::optional<int> {
+    const int tag = dwarf_tag(&die);
+    if (tag == DW_TAG_inlined_subroutine || !may_hold_code(tag)) return std::nullopt;
+    if (tag != DW_TAG_subprogram) return 0;
+    if (dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
+    std::vector<AddressRange> ranges;
+    for (const AddressRange& r : ranges_of(&die)) {
+      if (r.end <= r.begin || r.begin < preferred_base_) continue;
+      ranges.push_back(r);
+    }
+    if (ranges.empty()) return 0;  // an abstract instance, or discarded code: no name needed
+    if (std::optional<std::string_view> name = subroutine_name(&die)) functions_.add(*name, ranges);
+    return 0;
+  };
+  walk_children(&unit.code_die, 0, visit);
+}
+
+void DwarfSymbolizer::map_unit(Unit* unit) const {
+  make_room_for(unit);
+  if (unit->mapped) return;
+  unit->build_address_map();
+  ++units_read_;
 }
 
 DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
@@ -328,6 +377,7 @@ void DwarfSymbolizer::make_room_for(const Unit* unit) const {
   // hundred units would hold them all. Addresses are mostly asked in order, so the units decoded
   // longest ago are the ones not needed any more (the per-address cache keeps their answers).
   if (unit->decoded()) return;
+
   while (decoded_.size() >= kMaxDecodedUnits) {
     units_[decoded_.front()]->release();
     decoded_.pop_front();
@@ -356,7 +406,7 @@ InlineStack DwarfSymbolizer::compute(uint64_t address) const {
   InlineStack stack;
   Unit* unit = unit_for(address);
   if (unit == nullptr) return stack;
-  make_room_for(unit);
+  map_unit(unit);
   const Unit::Subroutine* leaf = unit->subroutine_at(address);
   if (leaf == nullptr) return stack;
 

@@ -15,12 +15,17 @@
 // the leaf). A frame without any name ends the chain there, as llvm-profgen stops at LLVM's
 // "<invalid>" name; an address in no subroutine gives an empty chain.
 //
+// Construction walks every unit once for its functions (llvm-profgen groups functions by name over
+// all units, so no unit can be left out), skipping the subtrees that cannot hold a subprogram with
+// code: inlined subroutines, parameters, call sites, declarations. A unit's inlined subroutines --
+// most of its DIEs -- are walked only when an address in it is asked about.
+//
 // Results are cached per address: symbolizing a hot address again is a hash lookup. A unit's
 // address map and line table are built when an address in it is first asked about, and only
 // the kMaxDecodedUnits units decoded last keep theirs. Names point into the DWARF string
 // sections and live as long as the symbolizer. drop_caches() lets go of what symbolizing built
 // (the cache, the units' address maps and line tables), so that a symbolizer kept for a long
-// run holds only what its construction read. Not thread-safe.
+// run holds only its function index. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +57,8 @@ class DwarfSymbolizer {
   // asked in address order, so a unit once left is rarely asked about again).
   static constexpr size_t kMaxDecodedUnits = 4;
 
-  // Reads the unit headers and every subprogram (for functions()). `preferred_base` is the
-  // binary's (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
+  // Reads the unit headers and their address ranges. `preferred_base` is the binary's
+  // (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
   // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
   DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base);
   ~DwarfSymbolizer();
@@ -74,6 +79,9 @@ class DwarfSymbolizer {
   size_t cached_addresses() const { return cache_.size(); }
   // Units whose address map or line table is built (what drop_caches() frees).
   size_t decoded_units() const;
+  // Walks of a unit's DIEs for its address map so far (one per unit asked about, and one more
+  // each time a unit let go is needed again).
+  uint64_t units_read() const { return units_read_; }
   // The first line table that could not be read ("" when none): its units' lines read as 0.
   const std::string& line_table_error() const { return line_table_error_; }
 
@@ -85,7 +93,10 @@ class DwarfSymbolizer {
   };
 
   void scan_units();
+  void index_functions(Unit& unit);
   Unit* unit_for(uint64_t address) const;
+  // Makes the unit's address map ready, counting the walk when one is needed.
+  void map_unit(Unit* unit) const;
   // Before `unit` is decoded: frees the units decoded longest ago beyond kMaxDecodedUnits.
   void make_room_for(const Unit* unit) const;
   InlineStack compute(uint64_t address) const;
@@ -95,6 +106,7 @@ class DwarfSymbolizer {
   std::vector<std::unique_ptr<Unit>> units_;
   std::vector<UnitRange> unit_ranges_;  // sorted by begin
   DwarfFunctionIndex functions_;
+  mutable uint64_t units_read_ = 0;
   std::span<const uint8_t> debug_line_;
   mutable std::string line_table_error_;
   mutable std::unordered_map<uint64_t, InlineStack> cache_;
