@@ -146,6 +146,9 @@ struct DwarfSymbolizer::Unit {
   uint32_t index = 0;  // in units_
   Dwarf_Die code_die;  // the unit's DIE tree (the split unit's for a skeleton)
   Dwarf_Die line_die;  // the DIE with DW_AT_stmt_list (the skeleton's for a split unit)
+  // The subprograms with code that no other subprogram with code encloses, in pre-order (found
+  // by the construction's walk): every subroutine with an address lies in one of their subtrees.
+  std::vector<Dwarf_Off> outer_subprograms;
 
   struct Subroutine {
     Dwarf_Die die;
@@ -226,7 +229,16 @@ void DwarfSymbolizer::Unit::build_address_map() {
     }
     return index;
   };
-  walk_children(&code_die, int32_t{-1}, visit);
+  // LLVM walks every DIE of the unit in pre-order; only the subtrees of the outer subprograms
+  // with code hold subroutines with addresses, and they are visited in the same order. (The
+  // rest -- the types and declarations of every header, the abstract functions -- is most of a
+  // C++ unit.)
+  Dwarf* dwarf = dwarf_cu_getdwarf(code_die.cu);
+  for (Dwarf_Off offset : outer_subprograms) {
+    Dwarf_Die die;
+    if (dwarf_offdie(dwarf, offset, &die) == nullptr) continue;
+    if (std::optional<int32_t> inner = visit(die, int32_t{-1})) walk_children(&die, *inner, visit);
+  }
 }
 
 const DwarfSymbolizer::Unit::Subroutine* DwarfSymbolizer::Unit::subroutine_at(uint64_t address) {
@@ -266,6 +278,7 @@ void DwarfSymbolizer::scan_units() {
   Dwarf_Half version = 0;
   uint8_t unit_type = 0;
   Dwarf_Die cudie, subdie;
+  Dwarf_Off released_at = 0;
   int status;
   while ((status = dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
     cu = next;
@@ -294,6 +307,12 @@ void DwarfSymbolizer::scan_units() {
     }
     index_functions(*unit);
     units_.push_back(std::move(unit));
+    // The walk reads all the debug info once; what it read need not stay resident.
+    const Dwarf_Off offset = dwarf_dieoffset(&cudie);
+    if (offset >= released_at + kWalkedBytesKeptResident) {
+      file_->file().unmap_file_pages();
+      released_at = offset;
+    }
   }
   if (status < 0) {
     throw DebugInfoError(
@@ -316,28 +335,33 @@ void DwarfSymbolizer::scan_units() {
   }
   std::sort(unit_ranges_.begin(), unit_ranges_.end(),
             [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
+  file_->file().unmap_file_pages();
 }
 
 void DwarfSymbolizer::index_functions(Unit& unit) {
   // Every subprogram with code, as llvm-profgen's walk of all DIEs finds them. What cannot hold
   // one is skipped: below an inlined subroutine are only its inlined body's parameters, blocks,
   // variables and further inlined subroutines (a local type, and a lambda's operator() defined
-  // in its closure type, belong to the abstract function, not to its inlined copies).
-  auto visit = [this](Dwarf_Die& die, int) -> std::optional<int> {
+  // in its closure type, belong to the abstract function, not to its inlined copies). The
+  // context is whether a subprogram with code encloses the DIE.
+  std::vector<AddressRange> ranges;
+  auto visit = [&](Dwarf_Die& die, bool enclosed) -> std::optional<bool> {
     const int tag = dwarf_tag(&die);
     if (tag == DW_TAG_inlined_subroutine || !may_hold_code(tag)) return std::nullopt;
-    if (tag != DW_TAG_subprogram) return 0;
+    if (tag != DW_TAG_subprogram) return enclosed;
     if (dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
-    std::vector<AddressRange> ranges;
-    for (const AddressRange& r : ranges_of(&die)) {
-      if (r.end <= r.begin || r.begin < preferred_base_) continue;
-      ranges.push_back(r);
+    ranges = ranges_of(&die);
+    std::erase_if(ranges, [](const AddressRange& r) { return r.end <= r.begin; });
+    if (ranges.empty()) return enclosed;  // an abstract function: no code of its own
+    if (!enclosed) unit.outer_subprograms.push_back(dwarf_dieoffset(&die));
+    std::erase_if(ranges, [this](const AddressRange& r) { return r.begin < preferred_base_; });
+    if (!ranges.empty()) {  // not discarded code
+      if (std::optional<std::string_view> name = subroutine_name(&die))
+        functions_.add(*name, ranges);
     }
-    if (ranges.empty()) return 0;  // an abstract instance, or discarded code: no name needed
-    if (std::optional<std::string_view> name = subroutine_name(&die)) functions_.add(*name, ranges);
-    return 0;
+    return true;
   };
-  walk_children(&unit.code_die, 0, visit);
+  walk_children(&unit.code_die, false, visit);
 }
 
 void DwarfSymbolizer::map_unit(Unit* unit) const {
@@ -361,7 +385,8 @@ DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
 void DwarfSymbolizer::drop_caches() {
   // Assigned afresh rather than cleared: clear() keeps a hash table's buckets, and those are
   // what grows with the addresses a long run has met.
-  cache_ = std::unordered_map<uint64_t, InlineStack>();
+  cache_ = std::unordered_map<uint64_t, uint32_t>();
+  stacks_ = std::deque<InlineStack>();
   for (auto& unit : units_) unit->release();
   decoded_ = std::deque<uint32_t>();
 }
@@ -378,17 +403,43 @@ void DwarfSymbolizer::make_room_for(const Unit* unit) const {
   // longest ago are the ones not needed any more (the per-address cache keeps their answers).
   if (unit->decoded()) return;
 
-  while (decoded_.size() >= kMaxDecodedUnits) {
-    units_[decoded_.front()]->release();
-    decoded_.pop_front();
+  if (decoded_.size() >= kMaxDecodedUnits) {
+    while (decoded_.size() >= kMaxDecodedUnits) {
+      units_[decoded_.front()]->release();
+      decoded_.pop_front();
+    }
+    // The pages of the units let go (the ones kept come back when touched).
+    file_->file().unmap_file_pages();
   }
   decoded_.push_back(unit->index);
 }
 
+namespace {
+
+// The same frames: names compared as the same DWARF strings, which is all that sharing needs.
+bool same_frames(const InlineStack& a, const InlineStack& b) {
+  return std::equal(
+      a.begin(), a.end(), b.begin(), b.end(), [](const InlineFrame& x, const InlineFrame& y) {
+        return x.name.data() == y.name.data() && x.name.size() == y.name.size() &&
+               x.decl_line == y.decl_line && x.line == y.line && x.discriminator == y.discriminator;
+      });
+}
+
+}  // namespace
+
 const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   auto it = cache_.find(address);
-  if (it != cache_.end()) return it->second;
-  return cache_.emplace(address, compute(address)).first->second;
+  if (it != cache_.end()) return stacks_[it->second];
+  InlineStack stack = compute(address);
+  // Consecutive instructions mostly share their whole inline chain, line included: they share
+  // one copy of it too (118K addresses had 55K stacks in a profile of a big C++ binary).
+  if (stacks_.empty() || !same_frames(stacks_.back(), stack)) {
+    stack.shrink_to_fit();
+    stacks_.push_back(std::move(stack));
+  }
+  const auto index = static_cast<uint32_t>(stacks_.size() - 1);
+  cache_.emplace(address, index);
+  return stacks_[index];
 }
 
 void DwarfSymbolizer::prefetch(std::span<const uint64_t> addresses) const {

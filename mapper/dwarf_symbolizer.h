@@ -56,6 +56,9 @@ class DwarfSymbolizer {
   // Units that keep their address map and line table at once (a few: addresses are mostly
   // asked in address order, so a unit once left is rarely asked about again).
   static constexpr size_t kMaxDecodedUnits = 4;
+  // The construction's walk of every unit lets the pages it read go each time it has read this
+  // much more (ElfBinary::unmap_file_pages), and so does symbolizing each time it lets units go.
+  static constexpr uint64_t kWalkedBytesKeptResident = 8 << 20;
 
   // Reads the unit headers and their address ranges. `preferred_base` is the binary's
   // (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
@@ -109,7 +112,10 @@ class DwarfSymbolizer {
   mutable uint64_t units_read_ = 0;
   std::span<const uint8_t> debug_line_;
   mutable std::string line_table_error_;
-  mutable std::unordered_map<uint64_t, InlineStack> cache_;
+  mutable std::unordered_map<uint64_t, uint32_t> cache_;  // address -> index in stacks_
+  // The inline stacks found, a stack shared by consecutive addresses once. A deque: a stack
+  // handed out stays where it is while more are added.
+  mutable std::deque<InlineStack> stacks_;
   // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
   mutable std::deque<uint32_t> decoded_;
 };

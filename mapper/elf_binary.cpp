@@ -11,7 +11,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <cstdio>
+#include <fstream>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "mapper/relocatable_layout.h"
 
@@ -79,6 +83,38 @@ void ElfBinary::release_file_pages() const {
   const uintptr_t begin = reinterpret_cast<uintptr_t>(raw) & ~(page - 1);
   const uintptr_t end = reinterpret_cast<uintptr_t>(raw) + size;
   madvise(reinterpret_cast<void*>(begin), end - begin, MADV_PAGEOUT);
+}
+
+bool ElfBinary::mapped_read_only() const {
+  std::call_once(mapping_checked_, [this] {
+    size_t size = 0;
+    const char* raw = elf_rawfile(elf_, &size);
+    if (raw == nullptr || size == 0) return;
+    const auto address = reinterpret_cast<uintptr_t>(raw);
+    std::ifstream maps("/proc/self/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+      // start-end perms offset dev inode [path]
+      unsigned long start = 0, end = 0, inode = 0;
+      char perms[5] = {};
+      if (std::sscanf(line.c_str(), "%lx-%lx %4s %*s %*s %lu", &start, &end, perms, &inode) != 4)
+        continue;
+      if (address < start || address >= end) continue;
+      mapped_read_only_ = std::string_view(perms) == "r--p" && inode != 0 && address + size <= end;
+      return;
+    }
+  });
+  return mapped_read_only_;
+}
+
+void ElfBinary::unmap_file_pages() const {
+  if (!mapped_read_only()) return;
+  size_t size = 0;
+  char* raw = elf_rawfile(elf_, &size);
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(raw) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(raw) + size;
+  madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 ElfBinary::~ElfBinary() {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -99,6 +100,12 @@ class ElfBinary {
   // debug info) would otherwise stay resident however rarely they are needed. Contents never
   // change: a page is read again from the file when next touched. Best effort, nothing thrown.
   void release_file_pages() const;
+  // Takes the file's pages out of this process (MADV_DONTNEED) and leaves them to the page cache:
+  // for what is read once in a while, as a walk of debug info is, so that it does not stay in
+  // the process's resident set. A page touched again comes back from the cache. Done only where
+  // libelf mapped the file read-only (checked once in /proc/self/maps): there the advice cannot
+  // lose anything. Best effort, nothing thrown.
+  void unmap_file_pages() const;
 
   // libelf handle, for the symbol and debug-info readers in this module. Never null.
   struct ::Elf* elf() const {
@@ -107,6 +114,8 @@ class ElfBinary {
 
  private:
   ElfBinary() = default;
+  // Whether elf_rawfile() is a private read-only mapping of a file, found once.
+  bool mapped_read_only() const;
   void read_identity();
   void read_segments();
   void read_sections();
@@ -114,6 +123,8 @@ class ElfBinary {
   void read_debuglink();
 
   std::string path_;
+  mutable std::once_flag mapping_checked_;
+  mutable bool mapped_read_only_ = false;
   int fd_ = -1;
   struct ::Elf* elf_ = nullptr;
   BuildId build_id_;
