@@ -125,9 +125,9 @@ std::string_view AutofdoBinary::callee_name(uint64_t target) const {
   return canonical_function_name(symbolizer_->functions().function(range->function).name);
 }
 
-void AutofdoBinary::drop_caches() {
+void AutofdoBinary::drop_caches(DwarfSymbolizer::Answers answers) {
   instructions_.drop_decoded();
-  symbolizer_->drop_caches();
+  symbolizer_->drop_caches(answers);
   // The debug file's pages read for them go too (the binary's are its owner's to release).
   if (&symbolizer_->file().file() != binary_.get()) symbolizer_->file().file().release_file_pages();
 }

@@ -54,11 +54,12 @@ class AutofdoBinary {
   // a function entry (llvm-profgen's getCalleeNameForAddress).
   std::string_view callee_name(uint64_t target) const;
 
-  // Frees the decoded instructions and the DWARF symbolizer's caches (a long-lived binary's grow
-  // with every address its profiles ever touched), and lets the kernel reclaim the pages of a
-  // separate debug file; they are decoded again on demand. Invalidates the Instructions and
-  // InlineStacks returned before.
-  void drop_caches();
+  // Frees the decoded instructions and the DWARF units' address maps and line tables, keeping
+  // the inline stacks found up to DwarfSymbolizer::kMaxKeptAnswers (so that the next profile
+  // reads DWARF only for addresses not met before), and lets the kernel reclaim the pages of a
+  // separate debug file. Invalidates the Instructions returned before, and the InlineStacks when
+  // they go too (always with Answers::Forget).
+  void drop_caches(DwarfSymbolizer::Answers answers = DwarfSymbolizer::Answers::Keep);
 
  private:
   AutofdoBinary(std::shared_ptr<const ElfBinary> binary,

@@ -368,7 +368,7 @@ void DwarfSymbolizer::map_unit(Unit* unit) const {
   make_room_for(unit);
   if (unit->mapped) return;
   unit->build_address_map();
-  ++units_read_;
+  ++counts_.unit_walks;
 }
 
 DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
@@ -382,13 +382,16 @@ DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
   return nullptr;
 }
 
-void DwarfSymbolizer::drop_caches() {
-  // Assigned afresh rather than cleared: clear() keeps a hash table's buckets, and those are
-  // what grows with the addresses a long run has met.
-  cache_ = std::unordered_map<uint64_t, uint32_t>();
-  stacks_ = std::deque<InlineStack>();
+void DwarfSymbolizer::drop_caches(Answers answers) {
+  if (answers == Answers::Forget || cache_.size() > kMaxKeptAnswers) {
+    // Assigned afresh rather than cleared: clear() keeps a hash table's buckets, and those are
+    // what grows with the addresses a long run has met.
+    cache_ = std::unordered_map<uint64_t, uint32_t>();
+    stacks_ = std::deque<InlineStack>();
+  }
   for (auto& unit : units_) unit->release();
   decoded_ = std::deque<uint32_t>();
+  file_->file().unmap_file_pages();
 }
 
 size_t DwarfSymbolizer::decoded_units() const {
@@ -431,6 +434,7 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   auto it = cache_.find(address);
   if (it != cache_.end()) return stacks_[it->second];
   InlineStack stack = compute(address);
+  ++counts_.addresses;
   // Consecutive instructions mostly share their whole inline chain, line included: they share
   // one copy of it too (118K addresses had 55K stacks in a profile of a big C++ binary).
   if (stacks_.empty() || !same_frames(stacks_.back(), stack)) {

@@ -23,9 +23,10 @@
 // Results are cached per address: symbolizing a hot address again is a hash lookup. A unit's
 // address map and line table are built when an address in it is first asked about, and only
 // the kMaxDecodedUnits units decoded last keep theirs. Names point into the DWARF string
-// sections and live as long as the symbolizer. drop_caches() lets go of what symbolizing built
-// (the cache, the units' address maps and line tables), so that a symbolizer kept for a long
-// run holds only its function index. Not thread-safe.
+// sections and live as long as the symbolizer. drop_caches() lets go of the units' address
+// maps and line tables and, past kMaxKeptAnswers, of the answers: a symbolizer kept for a long
+// run (the daemon's, between flushes) answers the addresses it has met without reading a unit
+// again, and holds a bounded amount. Not thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -59,6 +60,17 @@ class DwarfSymbolizer {
   // The construction's walk of every unit lets the pages it read go each time it has read this
   // much more (ElfBinary::unmap_file_pages), and so does symbolizing each time it lets units go.
   static constexpr uint64_t kWalkedBytesKeptResident = 8 << 20;
+  // Answers drop_caches() keeps (about 100 bytes each: an address, and its share of the inline
+  // stacks consecutive addresses share).
+  static constexpr size_t kMaxKeptAnswers = size_t{1} << 18;
+
+  enum class Answers { Keep, Forget };
+  // What symbolizing has cost so far: addresses answered from DWARF (not from the cache), and
+  // walks of a unit's DIEs for its address map.
+  struct Counts {
+    uint64_t addresses = 0;
+    uint64_t unit_walks = 0;
+  };
 
   // Reads the unit headers and their address ranges. `preferred_base` is the binary's
   // (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
@@ -72,9 +84,10 @@ class DwarfSymbolizer {
   // Symbolizes the addresses into the cache unit by unit, so that each unit among them is
   // decoded once however its code interleaves with other units' (then symbolize() finds them).
   void prefetch(std::span<const uint64_t> addresses) const;
-  // Frees the per-address cache and every unit's address map and line table; they are built
-  // again on demand. Invalidates the InlineStacks returned before (not the names they hold).
-  void drop_caches();
+  // Frees every unit's address map and line table (built again on demand) and, when asked to or
+  // when there are more than kMaxKeptAnswers, the per-address answers; then it invalidates the
+  // InlineStacks returned before (not the names they hold).
+  void drop_caches(Answers answers = Answers::Keep);
 
   const DwarfFunctionIndex& functions() const { return functions_; }
   const DwarfFile& file() const { return *file_; }
@@ -82,9 +95,7 @@ class DwarfSymbolizer {
   size_t cached_addresses() const { return cache_.size(); }
   // Units whose address map or line table is built (what drop_caches() frees).
   size_t decoded_units() const;
-  // Walks of a unit's DIEs for its address map so far (one per unit asked about, and one more
-  // each time a unit let go is needed again).
-  uint64_t units_read() const { return units_read_; }
+  Counts counts() const { return counts_; }
   // The first line table that could not be read ("" when none): its units' lines read as 0.
   const std::string& line_table_error() const { return line_table_error_; }
 
@@ -109,7 +120,7 @@ class DwarfSymbolizer {
   std::vector<std::unique_ptr<Unit>> units_;
   std::vector<UnitRange> unit_ranges_;  // sorted by begin
   DwarfFunctionIndex functions_;
-  mutable uint64_t units_read_ = 0;
+  mutable Counts counts_;
   std::span<const uint8_t> debug_line_;
   mutable std::string line_table_error_;
   mutable std::unordered_map<uint64_t, uint32_t> cache_;  // address -> index in stacks_

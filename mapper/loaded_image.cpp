@@ -134,11 +134,21 @@ const BoltedBinary& LoadedImage::bolted() const {
 }
 
 void LoadedImage::drop_caches() {
-  // Only what was decoded on demand goes: the symbols and the debug-info index stay, as reading
-  // them again would cost a whole pass over the file at every flush.
+  // Only what was decoded on demand goes: the symbols, the debug-info index and the inline
+  // stacks found (bounded) stay, as reading them again would cost a pass over the file at every
+  // flush.
   if (debug_) debug_->drop_caches();
   if (blocks_) blocks_->drop_cached();
   elf_->release_file_pages();
+}
+
+DwarfSymbolizer::Counts LoadedImage::take_symbolization_counts() {
+  if (!debug_) return {};
+  const DwarfSymbolizer::Counts now = debug_->dwarf().counts();
+  const DwarfSymbolizer::Counts taken{now.addresses - symbolization_taken_.addresses,
+                                      now.unit_walks - symbolization_taken_.unit_walks};
+  symbolization_taken_ = now;
+  return taken;
 }
 
 std::string ImageWarning::message() const {

@@ -77,11 +77,16 @@ class LoadedImage {
   // bat_unreadable), and profiled as untranslated.
   const BoltedBinary& bolted() const;
 
-  // Frees what making profiles decoded on demand (instructions, DWARF inline chains and line
-  // tables, BOLT blocks), keeping what was read when the image was opened, and lets the kernel
-  // reclaim the file pages read; all is read again the next time a profile needs it. A long run calls it after each flush, so that an image it
-  // keeps holds no more than its symbols and debug-info index, however many addresses it met.
+  // Frees what making profiles decoded on demand (instructions, DWARF units' address maps and
+  // line tables, BOLT blocks), keeping what was read when the image was opened and a bounded
+  // number of inline stacks already found, and lets the kernel reclaim the file pages read; the
+  // rest is read again the next time a profile needs it. A long run calls it after each flush,
+  // so that an image it keeps holds a bounded amount however many addresses it met, and the
+  // next flush reads DWARF only for addresses it had not met.
   void drop_caches();
+
+  // What symbolizing for AutoFDO cost since the last call (zeros without debug info).
+  DwarfSymbolizer::Counts take_symbolization_counts();
 
   // Warnings not yet taken (each said once per image).
   std::vector<ImageWarning> take_warnings();
@@ -93,6 +98,7 @@ class LoadedImage {
   ImageTranslator translator_;
   mutable std::optional<SymbolTable> symbols_;
   mutable std::unique_ptr<AutofdoBinary> debug_;
+  DwarfSymbolizer::Counts symbolization_taken_;  // counts already taken
   mutable bool debug_tried_ = false;
   mutable std::string debug_error_;
   mutable std::unique_ptr<BoltBlockMap> blocks_;

@@ -210,6 +210,10 @@ SessionStatus CollectionSession::status() const {
   }
   st.engine_details = nlohmann::ordered_json::object();
   engine_->describe(st.engine_details);
+  st.last_flush_symbolization = last_flush_symbolization_;
+  st.symbolization = symbolization_;
+  st.symbolization.addresses += last_flush_symbolization_.addresses;
+  st.symbolization.unit_walks += last_flush_symbolization_.unit_walks;
   st.start_ns = start_ns_;
   st.end_ns = clock_ns(CLOCK_REALTIME);
   return st;
@@ -248,6 +252,11 @@ nlohmann::ordered_json to_json(const SessionStatus& st) {
   j["binaries"] = st.binaries;
   if (!st.image_warnings.is_null()) j["image_warnings"] = st.image_warnings;
   for (const auto& [key, value] : st.engine_details.items()) j[key] = value;
+  j["autofdo_symbolization"] = {{"addresses", st.symbolization.addresses},
+                                {"dwarf_unit_walks", st.symbolization.unit_walks},
+                                {"last_flush",
+                                 {{"addresses", st.last_flush_symbolization.addresses},
+                                  {"dwarf_unit_walks", st.last_flush_symbolization.unit_walks}}}};
   j["start_ns"] = st.start_ns;
   j["end_ns"] = st.end_ns;
   return j;
@@ -315,6 +324,9 @@ const FlushReport& CollectionSession::flush_until(
     std::optional<std::chrono::steady_clock::time_point> deadline) {
   const auto began = std::chrono::steady_clock::now();
   FlushReport report;
+  symbolization_.addresses += last_flush_symbolization_.addresses;
+  symbolization_.unit_walks += last_flush_symbolization_.unit_walks;
+  last_flush_symbolization_ = {};
   report.unix_ns = clock_ns(CLOCK_REALTIME);
   // What the kernel held when the flush began is in it: the drain thread reads the buffers once
   // more (it is quick: a pass only copies) and the session takes it in.
@@ -397,10 +409,14 @@ const FlushReport& CollectionSession::flush_until(
       } catch (const std::exception& e) {
         fail(image.identity().path, directory, e.what());
       }
-      // What rendering decoded (instructions, inline chains, line tables) grows with every
+      // What rendering decoded (instructions, DWARF units, line tables) grows with every
       // address the image's profile ever held; kept between flushes it would make a long-lived
-      // image's memory grow all run long. The next flush decodes again what it needs.
+      // image's memory grow all run long. The next flush decodes again what it needs, but for
+      // the inline stacks already found (bounded).
       image.drop_caches();
+      const DwarfSymbolizer::Counts cost = image.take_symbolization_counts();
+      last_flush_symbolization_.addresses += cost.addresses;
+      last_flush_symbolization_.unit_walks += cost.unit_walks;
     }
     // Cut short, the events the files name are not all this run's: the next flush writes all.
     written_events_ = report.cut_short ? std::vector<std::string>{} : events;

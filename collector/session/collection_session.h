@@ -26,6 +26,7 @@
 #include "collector/live/event_selection.h"
 #include "collector/pipeline/mapped_image_selector.h"
 #include "collector/pipeline/sample_pipeline.h"
+#include "mapper/dwarf_symbolizer.h"
 #include "output/profile_renderer.h"
 
 namespace profcollect {
@@ -121,7 +122,10 @@ struct SessionStatus {
   size_t binaries = 0;
   nlohmann::ordered_json image_warnings;  // by kind: count and binaries; null when none
   nlohmann::ordered_json engine_details;  // what the engine adds (its own object keys)
-  uint64_t start_ns = 0, end_ns = 0;      // CLOCK_REALTIME
+  // What making AutoFDO profiles read of DWARF: over the run, and at the last flush (a flush
+  // symbolizes only the addresses earlier flushes had not met).
+  DwarfSymbolizer::Counts symbolization, last_flush_symbolization;
+  uint64_t start_ns = 0, end_ns = 0;  // CLOCK_REALTIME
 };
 
 nlohmann::ordered_json to_json(const SessionStatus& status);
@@ -229,6 +233,7 @@ class CollectionSession {
     std::vector<ImageWarning> listed;
   };
   std::map<std::string, WarningGroup> image_warnings_;
+  DwarfSymbolizer::Counts symbolization_, last_flush_symbolization_;
 };
 
 }  // namespace profcollect

@@ -100,18 +100,34 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
       << expected;
   EXPECT_EQ("", profile_difference(normalize_profile(ours, dir_.path()), expected));
 
-  // A long run drops what rendering decoded after each flush: nothing may stay decoded, and the
-  // next profile, decoded afresh, is still the judge's.
+  // A long run drops what rendering decoded after each flush: no unit's address map, line table
+  // or instructions stay decoded, only the inline stacks found; the next profile of the same
+  // addresses (a daemon's next flush) is still the judge's and reads no DWARF unit again.
   EXPECT_GT(binary->dwarf().cached_addresses(), 0u);
   EXPECT_GT(binary->dwarf().decoded_units(), 0u);
   EXPECT_GT(binary->instructions().decoded_spans(), 0u);
+  const DwarfSymbolizer::Counts first = binary->dwarf().counts();
+  EXPECT_GT(first.unit_walks, 0u);
+  EXPECT_EQ(first.addresses, binary->dwarf().cached_addresses());
   binary->drop_caches();
-  EXPECT_EQ(binary->dwarf().cached_addresses(), 0u);
+  EXPECT_EQ(binary->dwarf().cached_addresses(), first.addresses);
   EXPECT_EQ(binary->dwarf().decoded_units(), 0u);
   EXPECT_EQ(binary->instructions().decoded_spans(), 0u);
   EXPECT_EQ("",
             profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()),
                                expected));
+  EXPECT_EQ(binary->dwarf().counts().unit_walks, first.unit_walks) << "a unit was read again";
+  EXPECT_EQ(binary->dwarf().counts().addresses, first.addresses)
+      << "an address was looked up again";
+  EXPECT_EQ(binary->dwarf().decoded_units(), 0u);
+
+  // Told to forget, it reads the units again, and gets the same profile.
+  binary->drop_caches(DwarfSymbolizer::Answers::Forget);
+  EXPECT_EQ(binary->dwarf().cached_addresses(), 0u);
+  EXPECT_EQ("",
+            profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()),
+                               expected));
+  EXPECT_GT(binary->dwarf().counts().unit_walks, first.unit_walks);
 }
 
 TEST_P(AutofdoIpTest, UnsymbolizedProfileReadBackByLlvmProfgenGivesTheSameProfile) {

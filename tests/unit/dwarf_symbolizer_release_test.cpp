@@ -1,7 +1,8 @@
 // What DwarfSymbolizer keeps while symbolizing and after drop_caches(), on a real binary with
 // DWARF (this test program, built with debug info): however many units a profile touches, only
 // the last few keep their address map and line table, and an address symbolized again -- after
-// its unit was let go, or after drop_caches() -- gets the same inline chain as the first time.
+// its unit was let go, or after drop_caches() -- gets the same inline chain as the first time,
+// from the answers kept (no unit read again) unless they were forgotten.
 #include <gtest/gtest.h>
 
 #include <limits.h>
@@ -64,7 +65,17 @@ TEST(DwarfSymbolizerRelease, FewUnitsStayDecodedAndAnswersDoNotChange) {
   }
   ASSERT_GT(named, addresses.size() / 2) << "most function starts have an inline chain";
 
+  // Kept: the same answers, and no unit is read for them.
+  const DwarfSymbolizer::Counts before = dwarf.counts();
   binary->drop_caches();
+  EXPECT_EQ(dwarf.cached_addresses(), first.size());
+  EXPECT_EQ(dwarf.decoded_units(), 0u);
+  for (uint64_t a : addresses) EXPECT_EQ(copy(dwarf.symbolize(a)), first[a]) << std::hex << a;
+  EXPECT_EQ(dwarf.counts().unit_walks, before.unit_walks);
+  EXPECT_EQ(dwarf.counts().addresses, before.addresses);
+  EXPECT_EQ(dwarf.decoded_units(), 0u);
+
+  binary->drop_caches(DwarfSymbolizer::Answers::Forget);
   EXPECT_EQ(dwarf.cached_addresses(), 0u);
   EXPECT_EQ(dwarf.decoded_units(), 0u);
   // In reverse order: every unit is decoded again, most after it was let go once more.
