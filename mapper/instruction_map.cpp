@@ -86,6 +86,20 @@ struct InstructionMap::Impl {
         ((code[0] == 0xf3 && code[3] == 0xfe) || (code[0] == 0xf2 && code[3] == 0xff))) {
       return 4;
     }
+    // WAITPKG on a register (0f ae /6, mod 11): tpause (66), umwait (f2), umonitor (f3), after an
+    // optional address-size prefix (67) and REX (40-4f).
+    {
+      size_t at = 0;
+      if (at < size && code[at] == 0x67) ++at;
+      if (at < size && (code[at] == 0x66 || code[at] == 0xf2 || code[at] == 0xf3)) {
+        ++at;
+        if (at < size && (code[at] & 0xf0) == 0x40) ++at;
+        if (at + 3 <= size && code[at] == 0x0f && code[at + 1] == 0xae &&
+            (code[at + 2] & 0xf8) == 0xf0) {
+          return static_cast<uint8_t>(at + 3);
+        }
+      }
+    }
     // ud1 with a register operand (0f b9 /r, mod 11): the kernel's BUG(); Capstone takes 2 bytes.
     if (size >= 3 && code[0] == 0x0f && code[1] == 0xb9 && (code[2] >> 6) == 3) return 3;
     return 0;

@@ -68,6 +68,20 @@ TEST(InstructionMap, InstructionsCapstoneLacksHaveLlvmsLengths) {
                                            0x3017, 0x301a}));
 }
 
+TEST(InstructionMap, WaitpkgInstructionsHaveLlvmsLengths) {
+  // llvm-mc-19 -show-encoding: tpause %ecx | umwait %ecx | umonitor %rax | tpause %r9d |
+  // umonitor %eax | nop (the kernel's delay_halt_tpause holds the first).
+  const uint8_t code[] = {0x66, 0x0f, 0xae, 0xf1, 0xf2, 0x0f, 0xae, 0xf1, 0xf3, 0x0f, 0xae, 0xf0,
+                          0x66, 0x41, 0x0f, 0xae, 0xf1, 0x67, 0xf3, 0x0f, 0xae, 0xf0, 0x90};
+  std::vector<CodeSection> sections;
+  sections.push_back(CodeSection{0x5000, std::span<const uint8_t>(code, sizeof code), {0x5000}});
+  const InstructionMap map(EM_X86_64, std::move(sections));
+  std::vector<uint64_t> starts;
+  map.for_each(0x5000, 0x5000 + sizeof code - 1,
+               [&](const Instruction& i) { starts.push_back(i.address); });
+  EXPECT_EQ(starts, (std::vector<uint64_t>{0x5000, 0x5004, 0x5008, 0x500c, 0x5011, 0x5016}));
+}
+
 TEST(InstructionMap, AvxFiveTwelveInstructionsHaveLlvmsLengths) {
   // Encodings by llvm-objdump-19 (a kernel's blake2s) and llvm-mc-19 -show-encoding:
   // vpermi2d %ymm7,%ymm6,%ymm8 | vprord $8,%xmm3,%xmm3 | vprord $8,64(%rax,%rbx,4),%zmm1 |
