@@ -344,10 +344,27 @@ void DwarfSymbolizer::index_functions(Unit& unit) {
   // variables and further inlined subroutines (a local type, and a lambda's operator() defined
   // in its closure type, belong to the abstract function, not to its inlined copies). The
   // context is whether a subprogram with code encloses the DIE.
+  //
+  // In C a structure, union or enumeration holds members only: the types of a C unit -- most of
+  // its DIEs, the headers' -- are passed over whole.
+  bool c_language = false;
+  switch (dwarf_srclang(&unit.code_die)) {
+    case DW_LANG_C89:
+    case DW_LANG_C:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case 0x2c:  // DW_LANG_C17, not in elfutils 0.188's dwarf.h
+      c_language = true;
+      break;
+    default:
+      break;
+  }
   std::vector<AddressRange> ranges;
   auto visit = [&](Dwarf_Die& die, bool enclosed) -> std::optional<bool> {
     const int tag = dwarf_tag(&die);
     if (tag == DW_TAG_inlined_subroutine || !may_hold_code(tag)) return std::nullopt;
+    if (c_language && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type))
+      return std::nullopt;
     if (tag != DW_TAG_subprogram) return enclosed;
     if (dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
     ranges = ranges_of(&die);

@@ -78,7 +78,7 @@ record_kernel_shares() {  # -> shares ("count name" lines)
       cat /usr/lib/x86_64-linux-gnu/*.so* 2>/dev/null | wc -c >/dev/null
       dd if=/dev/zero bs=64k count=2000 2>/dev/null | cat >/dev/null
     done' >/dev/null 2>&1
-  perf script -i k.data -F sym 2>/dev/null | awk 'NF { n[$1]++ } END { for (f in n) print n[f], f }' |
+  perf script -i k.data -F ip,sym 2>/dev/null | awk 'NF >= 2 { n[$2]++ } END { for (f in n) print n[f], f }' |
     sort -rn > shares
 }
 
