@@ -30,6 +30,9 @@ namespace profcollect {
 struct AutofdoBinaryOptions {
   // Searched in order for "<dir>/.build-id/xx/rest.debug" and .gnu_debuglink files.
   std::vector<std::string> debug_dirs = {"/usr/lib/debug"};
+  // Threads that index the DWARF's functions (DwarfSymbolizer): 1 where a collector must keep
+  // the other cores, 2 where a conversion has the machine.
+  unsigned threads = 1;
 };
 
 class AutofdoBinary {

@@ -112,6 +112,26 @@ std::unique_ptr<DwarfFile> DwarfFile::open(std::shared_ptr<const ElfBinary> bina
   return result;
 }
 
+std::unique_ptr<DwarfFile> DwarfFile::reopen() const {
+  if (dwfl_ != nullptr) return nullptr;
+  std::shared_ptr<const ElfBinary> again;
+  try {
+    again = ElfBinary::open(file_->path());
+  } catch (const std::exception&) {
+    return nullptr;
+  }
+  if (again->file_size() != file_->file_size() || !(again->build_id() == file_->build_id()))
+    return nullptr;
+  Dwarf* dwarf = dwarf_begin_elf(again->elf(), DWARF_C_READ, nullptr);
+  if (dwarf == nullptr) return nullptr;
+  std::unique_ptr<DwarfFile> result(new DwarfFile());
+  result->binary_ = binary_;
+  result->file_ = std::move(again);
+  result->source_ = source_;
+  result->dwarf_ = dwarf;
+  return result;
+}
+
 void DwarfFile::open_relocated() {
   const std::string& path = file_->path();
   auto fail = [&path](const char* what) {

@@ -35,6 +35,11 @@ class DwarfFile {
   DwarfFile(const DwarfFile&) = delete;
   DwarfFile& operator=(const DwarfFile&) = delete;
 
+  // Another handle on the same files, with its own mapping and libdw state (for a second
+  // thread), or nullptr: for a relocated ET_REL file, or when the file cannot be opened again as
+  // the same build (its build-id and size).
+  std::unique_ptr<DwarfFile> reopen() const;
+
   Dwarf* dwarf() const { return dwarf_; }
   // The ELF handle the DWARF sections are read from (relocated for an ET_REL file).
   struct ::Elf* elf() const;

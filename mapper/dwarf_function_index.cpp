@@ -2,7 +2,7 @@
 
 namespace profcollect {
 
-void DwarfFunctionIndex::add(std::string_view name, const std::vector<AddressRange>& ranges) {
+void DwarfFunctionIndex::add(std::string_view name, std::span<const AddressRange> ranges) {
   if (ranges.empty()) return;
   auto [it, inserted] = by_name_.try_emplace(std::string(name), 0);
   if (inserted) {

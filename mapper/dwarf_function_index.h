@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -37,7 +38,7 @@ struct FunctionRange {
 class DwarfFunctionIndex {
  public:
   // Records one subprogram's ranges (already filtered) under its name.
-  void add(std::string_view name, const std::vector<AddressRange>& ranges);
+  void add(std::string_view name, std::span<const AddressRange> ranges);
 
   // The function range holding the address, or nullptr.
   const FunctionRange* find(uint64_t address) const;

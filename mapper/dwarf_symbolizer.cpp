@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "mapper/debug_info_error.h"
 #include "mapper/dwarf_line_table.h"
@@ -143,9 +145,10 @@ void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
 
 // The DIEs of one unit that code addresses resolve to, built on first use.
 struct DwarfSymbolizer::Unit {
-  uint32_t index = 0;  // in units_
-  Dwarf_Die code_die;  // the unit's DIE tree (the split unit's for a skeleton)
-  Dwarf_Die line_die;  // the DIE with DW_AT_stmt_list (the skeleton's for a split unit)
+  uint32_t index = 0;    // in units_
+  Dwarf_Off offset = 0;  // of its unit DIE in .debug_info (the skeleton's for a split unit)
+  Dwarf_Die code_die;    // the unit's DIE tree (the split unit's for a skeleton)
+  Dwarf_Die line_die;    // the DIE with DW_AT_stmt_list (the skeleton's for a split unit)
   // The subprograms with code that no other subprogram with code encloses, in pre-order (found
   // by the construction's walk): every subroutine with an address lies in one of their subtrees.
   std::vector<Dwarf_Off> outer_subprograms;
@@ -262,8 +265,9 @@ DwarfSymbolizer::Unit::Subroutine& DwarfSymbolizer::Unit::resolve(uint32_t index
   return s;
 }
 
-DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base)
-    : file_(std::move(file)), preferred_base_(preferred_base) {
+DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base,
+                                 unsigned threads)
+    : file_(std::move(file)), preferred_base_(preferred_base), threads_(threads) {
   debug_line_ = debug_line_bytes(file_->elf());
   scan_units();
 }
@@ -305,13 +309,13 @@ void DwarfSymbolizer::scan_units() {
     for (const AddressRange& r : ranges_of(&cudie)) {
       if (r.begin < r.end) unit_ranges_.push_back(UnitRange{r.begin, r.end, unit_index});
     }
-    index_functions(*unit);
+    unit->offset = dwarf_dieoffset(&cudie);
     units_.push_back(std::move(unit));
-    // The walk reads all the debug info once; what it read need not stay resident.
-    const Dwarf_Off offset = dwarf_dieoffset(&cudie);
-    if (offset >= released_at + kWalkedBytesKeptResident) {
+    // Reading a unit's first DIE maps the pages around it too (the kernel's fault-around): a
+    // vmlinux's thousands of units would keep well over a hundred MiB resident.
+    if (units_.back()->offset >= released_at + kWalkedBytesKeptResident) {
       file_->file().unmap_file_pages();
-      released_at = offset;
+      released_at = units_.back()->offset;
     }
   }
   if (status < 0) {
@@ -335,10 +339,102 @@ void DwarfSymbolizer::scan_units() {
   }
   std::sort(unit_ranges_.begin(), unit_ranges_.end(),
             [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
-  file_->file().unmap_file_pages();
+  index_all_functions();
 }
 
-void DwarfSymbolizer::index_functions(Unit& unit) {
+void DwarfSymbolizer::index_all_functions() {
+  const size_t n = units_.size();
+  // The second thread takes the units from `split` on: half the bytes of the unit headers' DIE
+  // offsets (a split unit's own DIEs are elsewhere, and counted as nothing).
+  size_t split = n;
+  std::unique_ptr<DwarfFile> second;
+  if (threads_ > 1 && n > 1) second = file_->reopen();
+  if (second != nullptr) {
+    const Dwarf_Off total = units_.back()->offset;
+    split = 1;
+    while (split + 1 < n && units_[split]->offset < total / 2) ++split;
+  }
+
+  IndexedRun first_run, second_run;
+  std::exception_ptr second_error;
+  std::thread worker;
+  if (second != nullptr) {
+    worker = std::thread([&] {
+      try {
+        // The same units, in the same order, through the second handle.
+        std::vector<Dwarf_Die> dies;
+        Dwarf_CU* cu = nullptr;
+        Dwarf_CU* next = nullptr;
+        Dwarf_Half version = 0;
+        uint8_t unit_type = 0;
+        Dwarf_Die cudie, subdie;
+        size_t index = 0;
+        while (dwarf_get_units(second->dwarf(), cu, &next, &version, &unit_type, &cudie, &subdie) ==
+               0) {
+          cu = next;
+          if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
+              unit_type != DW_UT_skeleton)
+            continue;
+          if (index >= n || dwarf_dieoffset(&cudie) != units_[index]->offset) {
+            throw DebugInfoError(DebugInfoError::Kind::Unreadable,
+                                 file_->file().path() + ": changed while it was read");
+          }
+          if (index++ >= split) dies.push_back(unit_type == DW_UT_skeleton ? subdie : cudie);
+          if (index % 256 == 0) second->file().unmap_file_pages();  // as in scan_units()
+        }
+        if (index != n) {
+          throw DebugInfoError(DebugInfoError::Kind::Unreadable,
+                               file_->file().path() + ": changed while it was read");
+        }
+        index_run(dies, second->file(), second_run);
+      } catch (...) {
+        second_error = std::current_exception();
+      }
+    });
+  }
+  std::vector<Dwarf_Die> dies;
+  for (size_t i = 0; i < split; ++i) dies.push_back(units_[i]->code_die);
+  std::exception_ptr first_error;
+  try {
+    index_run(dies, file_->file(), first_run);
+  } catch (...) {
+    first_error = std::current_exception();
+  }
+  if (worker.joinable()) worker.join();
+  if (first_error) std::rethrow_exception(first_error);
+  if (second_error) std::rethrow_exception(second_error);
+
+  // In unit order, as one walk of every unit adds them (the first to claim a start keeps it).
+  auto merge = [&](IndexedRun& run, size_t first_unit) {
+    for (const IndexedRun::Subprogram& sp : run.subprograms) {
+      functions_.add(sp.name,
+                     std::span<const AddressRange>(run.ranges).subspan(sp.first_range, sp.ranges));
+    }
+    for (size_t k = 0; k < run.outer.size(); ++k) {
+      units_[first_unit + k]->outer_subprograms = std::move(run.outer[k]);
+    }
+  };
+  merge(first_run, 0);
+  merge(second_run, split);
+}
+
+void DwarfSymbolizer::index_run(const std::vector<Dwarf_Die>& code_dies, const ElfBinary& file,
+                                IndexedRun& run) const {
+  // The walk reads all the debug info once; what it read need not stay resident.
+  Dwarf_Off released_at = 0;
+  for (Dwarf_Die die : code_dies) {
+    index_functions(die, run);
+    const Dwarf_Off offset = dwarf_dieoffset(&die);
+    if (offset >= released_at + kWalkedBytesKeptResident || offset < released_at) {
+      file.unmap_file_pages();
+      released_at = offset;
+    }
+  }
+  file.unmap_file_pages();
+}
+
+void DwarfSymbolizer::index_functions(Dwarf_Die code_die, IndexedRun& run) const {
+  std::vector<Dwarf_Off>& outer = run.outer.emplace_back();
   // Every subprogram with code, as llvm-profgen's walk of all DIEs finds them. What cannot hold
   // one is skipped: below an inlined subroutine are only its inlined body's parameters, blocks,
   // variables and further inlined subroutines (a local type, and a lambda's operator() defined
@@ -348,7 +444,7 @@ void DwarfSymbolizer::index_functions(Unit& unit) {
   // In C a structure, union or enumeration holds members only: the types of a C unit -- most of
   // its DIEs, the headers' -- are passed over whole.
   bool c_language = false;
-  switch (dwarf_srclang(&unit.code_die)) {
+  switch (dwarf_srclang(&code_die)) {
     case DW_LANG_C89:
     case DW_LANG_C:
     case DW_LANG_C99:
@@ -359,7 +455,7 @@ void DwarfSymbolizer::index_functions(Unit& unit) {
     default:
       break;
   }
-  std::vector<AddressRange> ranges;
+  std::vector<AddressRange>& ranges = run.ranges;
   auto visit = [&](Dwarf_Die& die, bool enclosed) -> std::optional<bool> {
     const int tag = dwarf_tag(&die);
     if (tag == DW_TAG_inlined_subroutine || !may_hold_code(tag)) return std::nullopt;
@@ -367,18 +463,29 @@ void DwarfSymbolizer::index_functions(Unit& unit) {
       return std::nullopt;
     if (tag != DW_TAG_subprogram) return enclosed;
     if (dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
-    ranges = ranges_of(&die);
-    std::erase_if(ranges, [](const AddressRange& r) { return r.end <= r.begin; });
-    if (ranges.empty()) return enclosed;  // an abstract function: no code of its own
-    if (!enclosed) unit.outer_subprograms.push_back(dwarf_dieoffset(&die));
-    std::erase_if(ranges, [this](const AddressRange& r) { return r.begin < preferred_base_; });
-    if (!ranges.empty()) {  // not discarded code
-      if (std::optional<std::string_view> name = subroutine_name(&die))
-        functions_.add(*name, ranges);
+    // Its ranges go at the end of the run's: kept when it is a function, taken back if not.
+    const size_t first = ranges.size();
+    Dwarf_Addr base = 0, begin = 0, end = 0;
+    ptrdiff_t offset = 0;
+    bool code = false;
+    while ((offset = dwarf_ranges(&die, offset, &base, &begin, &end)) > 0) {
+      if (end <= begin) continue;
+      code = true;
+      if (begin >= preferred_base_) ranges.push_back(AddressRange{begin, end});  // not discarded
+    }
+    if (!code) return enclosed;  // an abstract function: no code of its own
+    if (!enclosed) outer.push_back(dwarf_dieoffset(&die));
+    if (ranges.size() > first) {
+      if (std::optional<std::string_view> name = subroutine_name(&die)) {
+        run.subprograms.push_back(IndexedRun::Subprogram{
+            *name, static_cast<uint32_t>(first), static_cast<uint32_t>(ranges.size() - first)});
+      } else {
+        ranges.resize(first);
+      }
     }
     return true;
   };
-  walk_children(&unit.code_die, false, visit);
+  walk_children(&code_die, false, visit);
 }
 
 void DwarfSymbolizer::map_unit(Unit* unit) const {

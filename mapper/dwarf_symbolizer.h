@@ -72,10 +72,12 @@ class DwarfSymbolizer {
     uint64_t unit_walks = 0;
   };
 
-  // Reads the unit headers and their address ranges. `preferred_base` is the binary's
+  // Reads the unit headers and their address ranges, and indexes every unit's functions: with
+  // `threads` 2 or more, the second half of the units on a second thread through a handle of its
+  // own (DwarfFile::reopen; one thread when that fails). `preferred_base` is the binary's
   // (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
   // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
-  DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base);
+  DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base, unsigned threads = 1);
   ~DwarfSymbolizer();
   DwarfSymbolizer(const DwarfSymbolizer&) = delete;
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
@@ -106,8 +108,24 @@ class DwarfSymbolizer {
     uint32_t unit;
   };
 
+  // What one thread's walk found in a run of units: their subprograms with code, in order, and
+  // each unit's outer subprograms.
+  struct IndexedRun {
+    struct Subprogram {
+      std::string_view name;         // in the DWARF of the handle the run was walked with
+      uint32_t first_range, ranges;  // in `ranges`
+    };
+    std::vector<Subprogram> subprograms;  // of every unit of the run, in order
+    std::vector<AddressRange> ranges;
+    std::vector<std::vector<Dwarf_Off>> outer;  // per unit of the run
+  };
   void scan_units();
-  void index_functions(Unit& unit);
+  void index_all_functions();
+  // Indexes the units whose DIE trees are given, in order, into `run`; `file` is the ELF file
+  // of the handle they were read through, whose pages it lets go.
+  void index_run(const std::vector<Dwarf_Die>& code_dies, const ElfBinary& file,
+                 IndexedRun& run) const;
+  void index_functions(Dwarf_Die code_die, IndexedRun& run) const;
   Unit* unit_for(uint64_t address) const;
   // Makes the unit's address map ready, counting the walk when one is needed.
   void map_unit(Unit* unit) const;
@@ -117,6 +135,7 @@ class DwarfSymbolizer {
 
   std::unique_ptr<DwarfFile> file_;
   uint64_t preferred_base_;
+  unsigned threads_ = 1;
   std::vector<std::unique_ptr<Unit>> units_;
   std::vector<UnitRange> unit_ranges_;  // sorted by begin
   DwarfFunctionIndex functions_;

@@ -90,7 +90,9 @@ const AutofdoBinary* LoadedImage::debug() const {
   if (!debug_tried_) {
     debug_tried_ = true;
     try {
-      debug_ = AutofdoBinary::open(elf_, search_options<AutofdoBinaryOptions>(options_));
+      AutofdoBinaryOptions options = search_options<AutofdoBinaryOptions>(options_);
+      options.threads = options_.debug_info_threads;
+      debug_ = AutofdoBinary::open(elf_, options);
     } catch (const std::exception& e) {
       // AutoFDO needs DWARF; the image still gets its BOLT profile.
       debug_error_ = e.what();

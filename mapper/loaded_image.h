@@ -46,6 +46,8 @@ struct ImageWarning {
 struct ImageLoadOptions {
   // Searched first, in order, for separate debug files; then the system's (/usr/lib/debug).
   std::vector<std::string> debug_dirs;
+  // Threads that may read the debug info (AutofdoBinaryOptions::threads).
+  unsigned debug_info_threads = 1;
 };
 
 class LoadedImage {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cstdio>
+#include <thread>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
@@ -30,6 +31,9 @@
 namespace profcollect {
 
 namespace {
+
+// A conversion has the machine: two threads read a binary's debug info where there are two CPUs.
+unsigned conversion_threads() { return std::thread::hardware_concurrency() >= 2 ? 2 : 1; }
 
 double percent_of(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
@@ -127,7 +131,7 @@ int run_convert(const ConvertOptions& o) {
                    2);
   }
   std::shared_ptr<LoadedImage> target =
-      LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs});
+      LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs, conversion_threads()});
   if (o.kernel && target->kind() != ImageKind::Kernel &&
       target->kind() != ImageKind::KernelModule) {
     throw CliError(
