@@ -507,7 +507,7 @@ DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
 }
 
 void DwarfSymbolizer::drop_caches(Answers answers) {
-  if (answers == Answers::Forget || cache_.size() > kMaxKeptAnswers) {
+  if (answers == Answers::Forget) {
     // Assigned afresh rather than cleared: clear() keeps a hash table's buckets, and those are
     // what grows with the addresses a long run has met.
     cache_ = std::unordered_map<uint64_t, uint32_t>();
@@ -559,6 +559,10 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   if (it != cache_.end()) return stacks_[it->second];
   InlineStack stack = compute(address);
   ++counts_.addresses;
+  if (cache_.size() >= kMaxKeptAnswers) {
+    unkept_ = std::move(stack);
+    return unkept_;
+  }
   // Consecutive instructions mostly share their whole inline chain, line included: they share
   // one copy of it too (118K addresses had 55K stacks in a profile of a big C++ binary).
   if (stacks_.empty() || !same_frames(stacks_.back(), stack)) {
@@ -570,15 +574,9 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   return stacks_[index];
 }
 
-void DwarfSymbolizer::prefetch(std::span<const uint64_t> addresses) const {
-  std::vector<std::pair<uint32_t, uint64_t>> by_unit;  // (unit, address) of those not cached
-  by_unit.reserve(addresses.size());
-  for (uint64_t address : addresses) {
-    if (cache_.contains(address)) continue;
-    if (const Unit* unit = unit_for(address)) by_unit.emplace_back(unit->index, address);
-  }
-  std::sort(by_unit.begin(), by_unit.end());
-  for (const auto& [unit, address] : by_unit) symbolize(address);
+std::optional<uint32_t> DwarfSymbolizer::unit_of(uint64_t address) const {
+  if (const Unit* unit = unit_for(address)) return unit->index;
+  return std::nullopt;
 }
 
 InlineStack DwarfSymbolizer::compute(uint64_t address) const {

@@ -20,18 +20,19 @@
 // code: inlined subroutines, parameters, call sites, declarations. A unit's inlined subroutines --
 // most of its DIEs -- are walked only when an address in it is asked about.
 //
-// Results are cached per address: symbolizing a hot address again is a hash lookup. A unit's
-// address map and line table are built when an address in it is first asked about, and only
-// the kMaxDecodedUnits units decoded last keep theirs. Names point into the DWARF string
-// sections and live as long as the symbolizer. drop_caches() lets go of the units' address
-// maps and line tables and, past kMaxKeptAnswers, of the answers: a symbolizer kept for a long
-// run (the daemon's, between flushes) answers the addresses it has met without reading a unit
-// again, and holds a bounded amount. Not thread-safe.
+// The first kMaxKeptAnswers answers are kept: symbolizing such an address again is a hash
+// lookup, also after drop_caches() (a symbolizer kept for a long run, the daemon's, answers the
+// addresses its earlier flushes met without reading a unit again, and holds a bounded amount).
+// A unit's address map and line table are built when an address in it is first asked about,
+// and only the kMaxDecodedUnits units decoded last keep theirs: ask unit by unit (unit_of()).
+// Names point into the DWARF string sections and live as long as the symbolizer. Not
+// thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,8 +61,8 @@ class DwarfSymbolizer {
   // The construction's walk of every unit lets the pages it read go each time it has read this
   // much more (ElfBinary::unmap_file_pages), and so does symbolizing each time it lets units go.
   static constexpr uint64_t kWalkedBytesKeptResident = 8 << 20;
-  // Answers drop_caches() keeps (about 100 bytes each: an address, and its share of the inline
-  // stacks consecutive addresses share).
+  // Answers kept (about 100 bytes each: an address, and its share of the inline stacks
+  // consecutive addresses share); past them an answer is computed each time it is asked for.
   static constexpr size_t kMaxKeptAnswers = size_t{1} << 18;
 
   enum class Answers { Keep, Forget };
@@ -82,13 +83,15 @@ class DwarfSymbolizer {
   DwarfSymbolizer(const DwarfSymbolizer&) = delete;
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
 
+  // The inline stack at the address. Valid until the next call, or longer when it was kept: up
+  // to kMaxKeptAnswers answers are kept (then until drop_caches() lets them go).
   const InlineStack& symbolize(uint64_t address) const;
-  // Symbolizes the addresses into the cache unit by unit, so that each unit among them is
-  // decoded once however its code interleaves with other units' (then symbolize() finds them).
-  void prefetch(std::span<const uint64_t> addresses) const;
-  // Frees every unit's address map and line table (built again on demand) and, when asked to or
-  // when there are more than kMaxKeptAnswers, the per-address answers; then it invalidates the
-  // InlineStacks returned before (not the names they hold).
+  // The unit an address is symbolized in, if any: asking unit by unit decodes each unit once
+  // however the units' code interleaves (each unit's .text.hot, .text.unlikely, ... parts).
+  std::optional<uint32_t> unit_of(uint64_t address) const;
+  // Frees every unit's address map and line table (built again on demand) and, when asked to,
+  // the answers kept; then it invalidates the InlineStacks returned before (not the names they
+  // hold).
   void drop_caches(Answers answers = Answers::Keep);
 
   const DwarfFunctionIndex& functions() const { return functions_; }
@@ -146,6 +149,7 @@ class DwarfSymbolizer {
   // The inline stacks found, a stack shared by consecutive addresses once. A deque: a stack
   // handed out stays where it is while more are added.
   mutable std::deque<InlineStack> stacks_;
+  mutable InlineStack unkept_;  // the last answer not kept
   // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
   mutable std::deque<uint32_t> decoded_;
 };

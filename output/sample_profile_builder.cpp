@@ -1,5 +1,6 @@
 #include "output/sample_profile_builder.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -67,7 +68,7 @@ class LeafProfiles {
       : profile_(profile), encoding_(encoding) {}
 
   FunctionSamples& leaf(const InlineStack& frames, uint64_t total) {
-    if (last_ == nullptr || !same_context(*last_, frames)) {
+    if (chain_.empty() || !same_context(last_, frames)) {
       chain_.clear();
       FunctionSamples* samples = &named(profile_, canonical_function_name(frames[0].name));
       chain_.push_back(samples);
@@ -76,7 +77,7 @@ class LeafProfiles {
         samples = &named(callees, canonical_function_name(frames[i].name));
         chain_.push_back(samples);
       }
-      last_ = &frames;
+      last_.assign(frames.begin(), frames.end());  // a copy: the symbolizer may reuse its own
     }
     for (FunctionSamples* samples : chain_) samples->total += total;
     return *chain_.back();
@@ -98,7 +99,7 @@ class LeafProfiles {
 
   SampleProfile& profile_;
   DiscriminatorEncoding encoding_;
-  const InlineStack* last_ = nullptr;    // the symbolizer's, alive for the whole render
+  InlineStack last_;                     // the frames chain_ was found for
   std::vector<FunctionSamples*> chain_;  // map nodes: their addresses do not change
 };
 
@@ -139,8 +140,15 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
   }
 
   const InstructionMap& code = binary.instructions();
-  // Every piece of code some range covers, with its count.
-  auto for_each_piece = [&](auto&& piece) {
+  // Every piece of code some range covers, with its count, grouped by the DWARF unit it starts
+  // in: in address order the units' code interleaves (each unit's .text.hot, .text.unlikely, ...
+  // parts lie among every other unit's), and a unit left and met again would be decoded again.
+  struct Piece {
+    uint32_t unit;
+    uint64_t first, last, count;
+  };
+  std::vector<Piece> pieces;
+  {
     int64_t count = 0, open = 0;
     for (auto it = boundaries.begin(); it != boundaries.end(); ++it) {
       count += it->second.count;
@@ -148,21 +156,13 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
       if (open <= 0) continue;
       auto next = std::next(it);
       const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
-      piece(it->first, last, static_cast<uint64_t>(count));
+      const uint32_t unit = binary.dwarf().unit_of(it->first).value_or(UINT32_MAX);
+      pieces.push_back(Piece{unit, it->first, last, static_cast<uint64_t>(count)});
     }
-  };
-  {
-    // Symbolized unit by unit first: in address order the units' code interleaves (each unit's
-    // .text.hot, .text.unlikely, ... parts lie with every other unit's), and a unit decoded,
-    // left and met again would be decoded again.
-    std::vector<uint64_t> addresses;
-    for_each_piece([&](uint64_t first, uint64_t last, uint64_t) {
-      code.for_each(first, last, [&](const Instruction& instruction) {
-        addresses.push_back(instruction.address);
-      });
-    });
-    binary.dwarf().prefetch(addresses);
   }
+  boundaries.clear();
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece& a, const Piece& b) { return a.unit < b.unit; });
   LeafProfiles leaves(profile, encoding);
   const unsigned stride = stop ? std::max(1u, stop->stride) : 1;
   unsigned until_check = stride;
@@ -187,10 +187,10 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
       if (line.count <= scaled) line.count = scaled;
     }
   };
-  for_each_piece([&](uint64_t first, uint64_t last, uint64_t piece_count) {
-    code.for_each(first, last,
-                  [&](const Instruction& instruction) { visit(instruction, piece_count); });
-  });
+  for (const Piece& piece : pieces) {
+    code.for_each(piece.first, piece.last,
+                  [&](const Instruction& instruction) { visit(instruction, piece.count); });
+  }
 
   for (const auto& [branch, calls] : input.branches) {
     const std::string_view callee = binary.callee_name(branch.second);
