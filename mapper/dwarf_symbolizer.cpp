@@ -375,7 +375,8 @@ void DwarfSymbolizer::index_all_functions() {
           if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
               unit_type != DW_UT_skeleton)
             continue;
-          if (index >= n || dwarf_dieoffset(&cudie) != units_[index]->offset) {
+          if (index >= n || dwarf_dieoffset(&cudie) != units_[index]->offset ||
+              (unit_type == DW_UT_skeleton && subdie.addr == nullptr)) {
             throw DebugInfoError(DebugInfoError::Kind::Unreadable,
                                  file_->file().path() + ": changed while it was read");
           }
