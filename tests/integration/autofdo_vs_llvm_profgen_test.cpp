@@ -56,8 +56,9 @@ const std::vector<Variant>& variants() {
 
 class AutofdoIpTest : public AutofdoFixtureTest, public ::testing::WithParamInterface<Variant> {
  protected:
-  std::unique_ptr<AutofdoBinary> open_binary() const {
+  std::unique_ptr<AutofdoBinary> open_binary(unsigned threads = 1) const {
     AutofdoBinaryOptions options;
+    options.threads = threads;
     options.debug_dirs.clear();
     for (const std::string& dir : GetParam().debug_dirs)
       options.debug_dirs.push_back(fixture(dir).string());
@@ -128,6 +129,18 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
             profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()),
                                expected));
   EXPECT_GT(binary->dwarf().counts().unit_walks, first.unit_walks);
+}
+
+// As `convert` reads the DWARF: the units' functions indexed on two threads, the second
+// through a handle of its own (split DWARF: its own .dwo files; a debug file found by build-id
+// or debuglink: that file again).
+TEST_P(AutofdoIpTest, TwoThreadsReadingTheDebugInfoGiveTheJudgesProfile) {
+  const IpProfile ips = samples();
+  ASSERT_FALSE(ips.empty());
+  std::unique_ptr<AutofdoBinary> binary = open_binary(2);
+  EXPECT_EQ("",
+            profile_difference(normalize_profile(write_autofdo_from_ips(ips, *binary), dir_.path()),
+                               reference()));
 }
 
 TEST_P(AutofdoIpTest, UnsymbolizedProfileReadBackByLlvmProfgenGivesTheSameProfile) {
