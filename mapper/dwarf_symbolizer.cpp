@@ -13,6 +13,7 @@
 
 #include "mapper/debug_info_error.h"
 #include "mapper/dwarf_line_table.h"
+#include "mapper/unit_address_ranges.h"
 
 namespace profcollect {
 
@@ -307,7 +308,7 @@ void DwarfSymbolizer::scan_units() {
     const auto unit_index = static_cast<uint32_t>(units_.size());
     unit->index = unit_index;
     for (const AddressRange& r : ranges_of(&cudie)) {
-      if (r.begin < r.end) unit_ranges_.push_back(UnitRange{r.begin, r.end, unit_index});
+      if (r.begin < r.end) unit_ranges_.push_back(UnitAddressRange{r.begin, r.end, unit_index});
     }
     unit->offset = dwarf_dieoffset(&cudie);
     units_.push_back(std::move(unit));
@@ -337,8 +338,7 @@ void DwarfSymbolizer::scan_units() {
         "(.dwp packages are not read)";
     throw DebugInfoError(DebugInfoError::Kind::MissingSplitDwarf, message);
   }
-  std::sort(unit_ranges_.begin(), unit_ranges_.end(),
-            [](const UnitRange& a, const UnitRange& b) { return a.begin < b.begin; });
+  unit_ranges_ = disjoint_unit_ranges(unit_ranges_);
   index_all_functions();
 }
 
@@ -497,14 +497,8 @@ void DwarfSymbolizer::map_unit(Unit* unit) const {
 }
 
 DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
-  auto it = std::upper_bound(unit_ranges_.begin(), unit_ranges_.end(), address,
-                             [](uint64_t a, const UnitRange& r) { return a < r.begin; });
-  // Unit ranges rarely overlap; look back a little for one that holds the address.
-  for (int steps = 0; it != unit_ranges_.begin() && steps < 8; ++steps) {
-    --it;
-    if (address < it->end) return units_[it->unit].get();
-  }
-  return nullptr;
+  const UnitAddressRange* range = unit_range_holding(unit_ranges_, address);
+  return range == nullptr ? nullptr : units_[range->unit].get();
 }
 
 void DwarfSymbolizer::drop_caches(Answers answers) {

@@ -2,7 +2,8 @@
 // (DWARFContext::getInliningInfoForAddress with linkage names, no symbol table):
 //
 // - The unit is the one whose DW_AT_ranges / low_pc-high_pc hold the address (for split DWARF
-//   the skeleton's, with the DIEs read from its .dwo unit).
+//   the skeleton's, with the DIEs read from its .dwo unit); where several units' ranges hold it,
+//   the one LLVM's aranges choose (mapper/unit_address_ranges.h).
 // - The innermost subroutine (DW_TAG_subprogram or DW_TAG_inlined_subroutine) whose ranges hold
 //   the address, found the way LLVM's DWARFUnit address map finds it (later DIEs in pre-order
 //   win), then its chain of DW_TAG_inlined_subroutine ancestors up to the DW_TAG_subprogram.
@@ -41,6 +42,7 @@
 
 #include "mapper/dwarf_file.h"
 #include "mapper/dwarf_function_index.h"
+#include "mapper/unit_address_ranges.h"
 
 namespace profcollect {
 
@@ -106,10 +108,6 @@ class DwarfSymbolizer {
 
  private:
   struct Unit;
-  struct UnitRange {
-    uint64_t begin, end;
-    uint32_t unit;
-  };
 
   // What one thread's walk found in a run of units: their subprograms with code, in order, and
   // each unit's outer subprograms.
@@ -140,7 +138,8 @@ class DwarfSymbolizer {
   uint64_t preferred_base_;
   unsigned threads_ = 1;
   std::vector<std::unique_ptr<Unit>> units_;
-  std::vector<UnitRange> unit_ranges_;  // sorted by begin
+  // Which unit an address is symbolized in: disjoint, sorted (mapper/unit_address_ranges.h).
+  std::vector<UnitAddressRange> unit_ranges_;
   DwarfFunctionIndex functions_;
   mutable Counts counts_;
   std::span<const uint8_t> debug_line_;
