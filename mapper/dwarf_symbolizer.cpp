@@ -142,6 +142,25 @@ void walk_children(Dwarf_Die* parent, Context context, Visit& visit) {
   }
 }
 
+// Calls visit(cudie, subdie, unit_type) for each unit that may hold code (compile, partial and
+// skeleton units; type units hold none), in file order. dwarf_get_units' status: 1 at the end,
+// -1 on an error.
+template <typename Visit>
+int for_each_code_unit(Dwarf* dwarf, Visit&& visit) {
+  Dwarf_CU* cu = nullptr;
+  Dwarf_CU* next = nullptr;
+  Dwarf_Half version = 0;
+  uint8_t unit_type = 0;
+  Dwarf_Die cudie, subdie;
+  int status;
+  while ((status = dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
+    cu = next;
+    if (unit_type == DW_UT_compile || unit_type == DW_UT_partial || unit_type == DW_UT_skeleton)
+      visit(cudie, subdie, unit_type);
+  }
+  return status;
+}
+
 }  // namespace
 
 // The DIEs of one unit that code addresses resolve to, built on first use.
@@ -276,49 +295,39 @@ DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t prefe
 DwarfSymbolizer::~DwarfSymbolizer() = default;
 
 void DwarfSymbolizer::scan_units() {
-  Dwarf* dwarf = file_->dwarf();
   std::vector<std::string> missing_dwo;
-  Dwarf_CU* cu = nullptr;
-  Dwarf_CU* next = nullptr;
-  Dwarf_Half version = 0;
-  uint8_t unit_type = 0;
-  Dwarf_Die cudie, subdie;
   Dwarf_Off released_at = 0;
-  int status;
-  while ((status = dwarf_get_units(dwarf, cu, &next, &version, &unit_type, &cudie, &subdie)) == 0) {
-    cu = next;
-    if (unit_type != DW_UT_compile && unit_type != DW_UT_partial && unit_type != DW_UT_skeleton) {
-      continue;  // type units hold no code
-    }
-    auto unit = std::make_unique<Unit>();
-    unit->line_die = cudie;
-    unit->code_die = cudie;
-    if (unit_type == DW_UT_skeleton) {
-      if (subdie.addr == nullptr) {
-        std::string name(string_attr(&cudie, DW_AT_dwo_name));
-        if (name.empty()) name = std::string(string_attr(&cudie, DW_AT_GNU_dwo_name));
-        const std::string_view dir = string_attr(&cudie, DW_AT_comp_dir);
-        if (!dir.empty() && !name.empty() && name.front() != '/')
-          name = std::string(dir) + "/" + name;
-        missing_dwo.push_back(name.empty() ? std::string("(unnamed .dwo)") : name);
-        continue;
-      }
-      unit->code_die = subdie;
-    }
-    const auto unit_index = static_cast<uint32_t>(units_.size());
-    unit->index = unit_index;
-    for (const AddressRange& r : ranges_of(&cudie)) {
-      if (r.begin < r.end) unit_ranges_.push_back(UnitAddressRange{r.begin, r.end, unit_index});
-    }
-    unit->offset = dwarf_dieoffset(&cudie);
-    units_.push_back(std::move(unit));
-    // Reading a unit's first DIE maps the pages around it too (the kernel's fault-around): a
-    // vmlinux's thousands of units would keep well over a hundred MiB resident.
-    if (units_.back()->offset >= released_at + kWalkedBytesKeptResident) {
-      file_->file().unmap_file_pages();
-      released_at = units_.back()->offset;
-    }
-  }
+  const int status = for_each_code_unit(
+      file_->dwarf(), [&](Dwarf_Die& cudie, Dwarf_Die& subdie, uint8_t unit_type) {
+        auto unit = std::make_unique<Unit>();
+        unit->line_die = cudie;
+        unit->code_die = cudie;
+        if (unit_type == DW_UT_skeleton) {
+          if (subdie.addr == nullptr) {
+            std::string name(string_attr(&cudie, DW_AT_dwo_name));
+            if (name.empty()) name = std::string(string_attr(&cudie, DW_AT_GNU_dwo_name));
+            const std::string_view dir = string_attr(&cudie, DW_AT_comp_dir);
+            if (!dir.empty() && !name.empty() && name.front() != '/')
+              name = std::string(dir) + "/" + name;
+            missing_dwo.push_back(name.empty() ? std::string("(unnamed .dwo)") : name);
+            return;
+          }
+          unit->code_die = subdie;
+        }
+        const auto unit_index = static_cast<uint32_t>(units_.size());
+        unit->index = unit_index;
+        for (const AddressRange& r : ranges_of(&cudie)) {
+          if (r.begin < r.end) unit_ranges_.push_back(UnitAddressRange{r.begin, r.end, unit_index});
+        }
+        unit->offset = dwarf_dieoffset(&cudie);
+        units_.push_back(std::move(unit));
+        // Reading a unit's first DIE maps the pages around it too (the kernel's fault-around): a
+        // vmlinux's thousands of units would keep well over a hundred MiB resident.
+        if (units_.back()->offset >= released_at + kWalkedBytesKeptResident) {
+          file_->file().unmap_file_pages();
+          released_at = units_.back()->offset;
+        }
+      });
   if (status < 0) {
     throw DebugInfoError(
         DebugInfoError::Kind::Unreadable,
@@ -363,26 +372,17 @@ void DwarfSymbolizer::index_all_functions() {
       try {
         // The same units, in the same order, through the second handle.
         std::vector<Dwarf_Die> dies;
-        Dwarf_CU* cu = nullptr;
-        Dwarf_CU* next = nullptr;
-        Dwarf_Half version = 0;
-        uint8_t unit_type = 0;
-        Dwarf_Die cudie, subdie;
         size_t index = 0;
-        while (dwarf_get_units(second->dwarf(), cu, &next, &version, &unit_type, &cudie, &subdie) ==
-               0) {
-          cu = next;
-          if (unit_type != DW_UT_compile && unit_type != DW_UT_partial &&
-              unit_type != DW_UT_skeleton)
-            continue;
-          if (index >= n || dwarf_dieoffset(&cudie) != units_[index]->offset ||
-              (unit_type == DW_UT_skeleton && subdie.addr == nullptr)) {
-            throw DebugInfoError(DebugInfoError::Kind::Unreadable,
-                                 file_->file().path() + ": changed while it was read");
-          }
-          if (index++ >= split) dies.push_back(unit_type == DW_UT_skeleton ? subdie : cudie);
-          if (index % 256 == 0) second->file().unmap_file_pages();  // as in scan_units()
-        }
+        for_each_code_unit(
+            second->dwarf(), [&](Dwarf_Die& cudie, Dwarf_Die& subdie, uint8_t unit_type) {
+              if (index >= n || dwarf_dieoffset(&cudie) != units_[index]->offset ||
+                  (unit_type == DW_UT_skeleton && subdie.addr == nullptr)) {
+                throw DebugInfoError(DebugInfoError::Kind::Unreadable,
+                                     file_->file().path() + ": changed while it was read");
+              }
+              if (index++ >= split) dies.push_back(unit_type == DW_UT_skeleton ? subdie : cudie);
+              if (index % 256 == 0) second->file().unmap_file_pages();  // as in scan_units()
+            });
         if (index != n) {
           throw DebugInfoError(DebugInfoError::Kind::Unreadable,
                                file_->file().path() + ": changed while it was read");

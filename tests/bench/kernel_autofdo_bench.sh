@@ -71,7 +71,7 @@ uniform_samples() {  # -> ip.script
 
 # A kernel profile of this machine: samples per function name (kallsyms), most first.
 record_kernel_shares() {  # -> shares ("count name" lines)
-  perf record -q -a -e cpu-clock:k -F 2000 -o k.data -- sh -c '
+  perf record -q --buildid-mmap -a -e cpu-clock:k -F 2000 -o k.data -- sh -c '
     end=$(($(date +%s) + 6))
     while [ "$(date +%s)" -lt "$end" ]; do
       find /usr /etc -xdev -type f >/dev/null 2>&1
