@@ -15,15 +15,10 @@
 #include <vector>
 
 #include "mapper/autofdo_binary.h"
+#include "tests/unit/self_executable.h"
 
 namespace profcollect {
 namespace {
-
-std::string self_path() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
 
 struct Frame {
   std::string name;

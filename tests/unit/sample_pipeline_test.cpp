@@ -20,15 +20,10 @@
 #include "collector/records/record_source.h"
 #include "collector/pipeline/sample_pipeline.h"
 #include "mapper/target_image_selector.h"
+#include "tests/unit/self_executable.h"
 
 namespace profcollect {
 namespace {
-
-std::string self_path() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
-}
 
 // Records of one process mapping `path`'s first executable segment at kBase.
 struct Recording {
