@@ -79,18 +79,23 @@ std::string write_sample_profile_text(const SampleProfile& profile) {
 
 std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& binary,
                                    AutofdoStats* stats, const RenderStop* stop) {
-  RangeProfile ranges;
+  // Each sampled address is the one-instruction range [ip, ip]; in address order, so that the
+  // code is decoded and looked up function by function.
+  std::vector<CountedRange> ranges;
+  ranges.reserve(ips.counts().size());
+  for (const auto& [address, count] : ips.counts())
+    ranges.push_back(CountedRange{address, address, count});
+  std::sort(ranges.begin(), ranges.end(),
+            [](const CountedRange& a, const CountedRange& b) { return a.first < b.first; });
   uint64_t not_code = 0;
-  for (const auto& [address, count] : ips.counts()) {
-    if (binary.instructions().is_code(address)) {
-      ranges.ranges[{address, address}] += count;
-    } else {
-      not_code += count;
-    }
-  }
+  std::erase_if(ranges, [&](const CountedRange& r) {
+    if (binary.instructions().is_code(r.first)) return false;
+    not_code += r.count;
+    return true;
+  });
   ProfileBuildStats build;
   SampleProfile profile =
-      build_sample_profile(ranges, binary, CountingRule::IpSamples, &build, stop);
+      build_sample_profile(ranges, {}, binary, CountingRule::IpSamples, &build, stop);
   if (stats != nullptr) {
     stats->samples = ips.total();
     stats->samples_not_code = not_code;

@@ -70,6 +70,7 @@ extern const FormatSpec kBoltFormat{
     .live_default = true,
     .kernel = true,
     .branch_stacks = true,
+    .function_symbols = true,
     .render = render_bolt,
     .total = total_bolt,
     .merger = [] { return parsed_merger(kBranchFdata); },

@@ -58,11 +58,13 @@ BranchSamples ImageProfile::branch_samples() const {
   return out;
 }
 
-ImageCounts ImageProfile::counts(const std::vector<std::string>& events) const {
+ImageCounts ImageProfile::counts(const std::vector<std::string>& events, bool no_lbr) const {
   ImageCounts out;
   out.ips = ips_;
-  out.no_lbr = FdataWriter::to_no_lbr(
-      FunctionProfile::build(ips_, image_->symbols(), &image_->bolted()), events);
+  if (no_lbr) {
+    out.no_lbr = FdataWriter::to_no_lbr(
+        FunctionProfile::build(ips_, image_->symbols(), &image_->bolted()), events);
+  }
   if (branches_) out.branches = branch_samples();
   return out;
 }

@@ -46,8 +46,10 @@ class ImageProfile {
   // The branch samples so far, with their ranges; empty without branch stacks.
   BranchSamples branch_samples() const;
   // Every kind of count so far (output/image_counts.h); the IP samples' no_lbr profile names
-  // `events` (those of the samples).
-  ImageCounts counts(const std::vector<std::string>& events) const;
+  // `events` (those of the samples). Without `no_lbr` that profile is left empty: it needs the
+  // image's function symbols, whose table costs more than a kernel's AutoFDO profile (a third
+  // of its time: 150K symbols named as BOLT names them), and only BOLT's formats read it.
+  ImageCounts counts(const std::vector<std::string>& events, bool no_lbr = true) const;
 
  private:
   void prepare_branches();

@@ -58,6 +58,9 @@ struct FormatSpec {
   // What it is made from besides the IP samples: the branch stacks' taken branches, the
   // fall-through ranges between them, the binary's debug info (without it, the format is missing).
   bool branch_stacks = false, branch_ranges = false, debug_info = false;
+  // Reads the IP samples per function symbol (ImageCounts::no_lbr), which needs the binary's
+  // symbol table named as BOLT names it.
+  bool function_symbols = false;
   FormatResult (*render)(const FormatInput& input) = nullptr;
   // The sum of every count a file of the format holds (the profile-directory codec checks it
   // against meta.json's file_totals, output/profile_directory.h), or nullopt with `why` when the

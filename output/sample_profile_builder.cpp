@@ -103,10 +103,12 @@ class LeafProfiles {
   std::vector<FunctionSamples*> chain_;  // map nodes: their addresses do not change
 };
 
-// Boundary changes of the disjoint-range sweep: count and number of ranges open.
+// A boundary of the disjoint-range sweep: at `address` the count changes by `count` and the
+// number of ranges open by `open`.
 struct Boundary {
-  int64_t count = 0;
-  int64_t open = 0;
+  uint64_t address;
+  int64_t count;
+  int64_t open;
 };
 
 }  // namespace
@@ -114,30 +116,42 @@ struct Boundary {
 SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
                                    CountingRule rule, ProfileBuildStats* stats,
                                    const RenderStop* stop) {
+  std::vector<CountedRange> ranges;
+  ranges.reserve(input.ranges.size());
+  for (const auto& [range, count] : input.ranges)
+    ranges.push_back(CountedRange{range.first, range.second, count});
+  return build_sample_profile(ranges, input.branches, binary, rule, stats, stop);
+}
+
+SampleProfile build_sample_profile(
+    std::span<const CountedRange> ranges,
+    const std::map<std::pair<uint64_t, uint64_t>, uint64_t>& branches, const AutofdoBinary& binary,
+    CountingRule rule, ProfileBuildStats* stats, const RenderStop* stop) {
   ProfileBuildStats local;
   ProfileBuildStats& st = stats ? *stats : local;
   const DiscriminatorEncoding encoding = binary.discriminator_encoding();
   SampleProfile profile;
 
-  // Ranges plus the zero-count ranges of the functions they start in, as boundary deltas.
-  std::map<uint64_t, Boundary> boundaries;
+  // Ranges plus the zero-count ranges of the functions they start in, as boundary changes,
+  // sorted by address then summed (a vector: a map of two nodes per range costs several times
+  // the memory and time for IP samples' one-instruction ranges).
+  std::vector<Boundary> boundaries;
+  boundaries.reserve(2 * ranges.size());
   auto add_range = [&](uint64_t first, uint64_t last, uint64_t count) {
-    Boundary& begin = boundaries[first];
-    begin.count += static_cast<int64_t>(count);
-    begin.open += 1;
+    boundaries.push_back(Boundary{first, static_cast<int64_t>(count), 1});
     if (last == UINT64_MAX) return;
-    Boundary& end = boundaries[last + 1];
-    end.count -= static_cast<int64_t>(count);
-    end.open -= 1;
+    boundaries.push_back(Boundary{last + 1, -static_cast<int64_t>(count), -1});
   };
   std::unordered_set<uint32_t> zero_filled;
-  for (const auto& [range, count] : input.ranges) {
-    if (range.first > range.second) continue;
-    add_range(range.first, range.second, count);
+  for (const CountedRange& range : ranges) {
+    if (range.first > range.last) continue;
+    add_range(range.first, range.last, range.count);
     const FunctionRange* function = binary.function_range(range.first);
     if (function == nullptr || !zero_filled.insert(function->function).second) continue;
     for (const AddressRange& r : binary.ranges_of(*function)) add_range(r.begin, r.end - 1, 0);
   }
+  std::sort(boundaries.begin(), boundaries.end(),
+            [](const Boundary& a, const Boundary& b) { return a.address < b.address; });
 
   const InstructionMap& code = binary.instructions();
   // Every piece of code some range covers, with its count, grouped by the DWARF unit it starts
@@ -150,17 +164,19 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
   std::vector<Piece> pieces;
   {
     int64_t count = 0, open = 0;
-    for (auto it = boundaries.begin(); it != boundaries.end(); ++it) {
-      count += it->second.count;
-      open += it->second.open;
+    for (size_t i = 0; i < boundaries.size();) {
+      const uint64_t first = boundaries[i].address;
+      for (; i < boundaries.size() && boundaries[i].address == first; ++i) {
+        count += boundaries[i].count;
+        open += boundaries[i].open;
+      }
       if (open <= 0) continue;
-      auto next = std::next(it);
-      const uint64_t last = next == boundaries.end() ? UINT64_MAX : next->first - 1;
-      const uint32_t unit = binary.dwarf().unit_of(it->first).value_or(UINT32_MAX);
-      pieces.push_back(Piece{unit, it->first, last, static_cast<uint64_t>(count)});
+      const uint64_t last = i == boundaries.size() ? UINT64_MAX : boundaries[i].address - 1;
+      const uint32_t unit = binary.dwarf().unit_of(first).value_or(UINT32_MAX);
+      pieces.push_back(Piece{unit, first, last, static_cast<uint64_t>(count)});
     }
   }
-  boundaries.clear();
+  boundaries = std::vector<Boundary>();
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece& a, const Piece& b) { return a.unit < b.unit; });
   LeafProfiles leaves(profile, encoding);
@@ -192,7 +208,7 @@ SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinar
                   [&](const Instruction& instruction) { visit(instruction, piece.count); });
   }
 
-  for (const auto& [branch, calls] : input.branches) {
+  for (const auto& [branch, calls] : branches) {
     const std::string_view callee = binary.callee_name(branch.second);
     if (callee.empty()) continue;
     ++st.call_branches;

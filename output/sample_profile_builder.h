@@ -18,6 +18,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <span>
+#include <utility>
 
 #include "mapper/autofdo_binary.h"
 #include "output/range_profile.h"
@@ -42,5 +45,16 @@ struct ProfileBuildStats {
 SampleProfile build_sample_profile(const RangeProfile& input, const AutofdoBinary& binary,
                                    CountingRule rule, ProfileBuildStats* stats = nullptr,
                                    const RenderStop* stop = nullptr);
+
+// One range [first, last] (inclusive) and how often it ran.
+struct CountedRange {
+  uint64_t first = 0, last = 0, count = 0;
+};
+// The same from a list of ranges (in any order; a range may repeat) and the branches: IP samples
+// need no map of one-instruction ranges (a million of them over a kernel).
+SampleProfile build_sample_profile(
+    std::span<const CountedRange> ranges,
+    const std::map<std::pair<uint64_t, uint64_t>, uint64_t>& branches, const AutofdoBinary& binary,
+    CountingRule rule, ProfileBuildStats* stats = nullptr, const RenderStop* stop = nullptr);
 
 }  // namespace profcollect

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <map>
+#include <optional>
 #include <memory>
 #include <sstream>
 
@@ -37,22 +38,30 @@ unsigned conversion_threads() { return std::thread::hardware_concurrency() >= 2 
 
 double percent_of(uint64_t part, uint64_t whole) { return whole ? 100.0 * part / whole : 0.0; }
 
+// `fp`: the samples per function symbol, when a format needed them (else the binary's share of
+// the samples alone is said).
 void print_summary(const ConvertOptions& o, const SessionInfo& session, const PipelineCounts& t,
-                   const FunctionProfile& fp, size_t functions) {
+                   uint64_t in_binary, const FunctionProfile* fp) {
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
   std::fprintf(stderr, "profcollect: %s: %llu samples, %llu lost\n", input.c_str(),
                static_cast<unsigned long long>(t.samples), static_cast<unsigned long long>(t.lost));
   if (const std::string spe = spe_summary_line(session); !spe.empty()) {
     std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe.c_str());
   }
-  std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions", o.binary.c_str(),
-               static_cast<unsigned long long>(fp.symbolized), percent_of(fp.symbolized, t.samples),
-               static_cast<unsigned long long>(functions));
-  if (fp.unsymbolized) {
-    std::fprintf(stderr, ", %llu in no function symbol",
-                 static_cast<unsigned long long>(fp.unsymbolized));
+  if (fp == nullptr) {
+    std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%)\n", o.binary.c_str(),
+                 static_cast<unsigned long long>(in_binary), percent_of(in_binary, t.samples));
+  } else {
+    std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%) in %llu functions",
+                 o.binary.c_str(), static_cast<unsigned long long>(fp->symbolized),
+                 percent_of(fp->symbolized, t.samples),
+                 static_cast<unsigned long long>(fp->totals().size()));
+    if (fp->unsymbolized) {
+      std::fprintf(stderr, ", %llu in no function symbol",
+                   static_cast<unsigned long long>(fp->unsymbolized));
+    }
+    std::fprintf(stderr, "\n");
   }
-  std::fprintf(stderr, "\n");
   std::string others;
   for (size_t i = 1; i < kSampleOutcomeCount; ++i) {
     auto o2 = static_cast<SampleOutcome>(i);
@@ -65,7 +74,6 @@ void print_summary(const ConvertOptions& o, const SessionInfo& session, const Pi
 // What BOLT address translation made of a BOLTed binary's samples, or why it could not.
 void print_translation(const std::string& binary, const BoltedBinary& bolted,
                        const FunctionProfile& fp) {
-  if (bolted.status() == BatStatus::NotBolted) return;
   if (!fp.translated) {
     std::fprintf(stderr, "profcollect: warning: %s: %s%s\n", binary.c_str(),
                  bolted.reason().c_str(),
@@ -215,9 +223,17 @@ int run_convert(const ConvertOptions& o) {
   const std::vector<int32_t> slots = pipeline.profiled_slots();
   static const ImageProfile kNoSamples(*target, false);
   const ImageProfile& profile = slots.empty() ? kNoSamples : *pipeline.profile(slots.front());
-  FunctionProfile fp = FunctionProfile::build(profile.ips(), target->symbols(), &target->bolted());
-  tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp.unsymbolized;
-  tally.outcomes.add(SampleOutcome::NoSymbol, fp.unsymbolized);
+  // The samples per function symbol, for BOLT's formats and a BOLTed binary's translation: the
+  // symbol table is not read for the other formats (a kernel's costs more than its profile).
+  const bool function_symbols = target->bolted().status() != BatStatus::NotBolted ||
+                                std::any_of(o.formats.begin(), o.formats.end(),
+                                            [](ProfileFormat f) { return f->function_symbols; });
+  std::optional<FunctionProfile> fp;
+  if (function_symbols) {
+    fp = FunctionProfile::build(profile.ips(), target->symbols(), &target->bolted());
+    tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
+    tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
+  }
 
   if (tally.samples == 0) {
     throw CliError(input + ": holds no samples" +
@@ -275,7 +291,7 @@ int run_convert(const ConvertOptions& o) {
   RenderRequest request;
   request.formats = o.formats;
   request.no_lbr = o.no_lbr;
-  const ImageCounts counts = profile.counts(events);
+  const ImageCounts counts = profile.counts(events, function_symbols);
   const RenderedProfiles rendered = render_profiles(*target, counts, request);
   for (const auto& [format, why] : rendered.missing) {
     // What lacks debug info is said after the other profiles are written; anything else the
@@ -300,8 +316,9 @@ int run_convert(const ConvertOptions& o) {
   for (const auto& [name, content] : rendered.files) outputs.at(name)->commit();
   if (meta_out) meta_out->commit();
   if (!o.quiet) {
-    print_summary(o, source->session(), tally, fp, fp.totals().size());
-    print_translation(o.binary, target->bolted(), fp);
+    print_summary(o, source->session(), tally, profile.samples(), fp ? &*fp : nullptr);
+    if (target->bolted().status() != BatStatus::NotBolted)
+      print_translation(o.binary, target->bolted(), *fp);
     std::fprintf(stderr, "profcollect: wrote %s\n",
                  o.output == "-" ? "standard output" : o.output.c_str());
     if (rendered.meta.contains("unsymbolized_profgen_flags") && o.formats.size() == 1) {
