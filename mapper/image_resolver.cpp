@@ -91,6 +91,25 @@ int32_t ImageResolver::route(uint32_t pid, const Mapping& m, const Dso& dso) {
 
 ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t pid, uint64_t addr,
                                        CpuMode mode) {
+  RunOf unused;
+  return lookup(processes, pid, addr, mode, unused);
+}
+
+ResolvedAddress ImageResolver::resolve_and_remember(const ProcessTable& processes, uint32_t pid,
+                                                    uint64_t addr, CpuMode mode,
+                                                    ResolveMemo& memo) {
+  RunOf run;
+  const ResolvedAddress out = lookup(processes, pid, addr, mode, run);
+  if (run.begin < run.end) {
+    memo.entries_[memo.next_] = ResolveMemo::Entry{pid, mode, run, out};
+    memo.next_ = (memo.next_ + 1) % ResolveMemo::kEntries;
+    memo.size_ = std::min(memo.size_ + 1, ResolveMemo::kEntries);
+  }
+  return out;
+}
+
+ResolvedAddress ImageResolver::lookup(const ProcessTable& processes, uint32_t pid, uint64_t addr,
+                                      CpuMode mode, RunOf& run) {
   ResolvedAddress out;
   const Mapping* m = processes.find(pid, addr, mode);
   if (!m) {
@@ -103,29 +122,31 @@ ResolvedAddress ImageResolver::resolve(const ProcessTable& processes, uint32_t p
   const Dso& dso = processes.dso(m->dso);
   const int32_t r = route(pid, *m, dso);
   if (r >= 0) {
-    const std::optional<ImageAddress> in_image =
-        slots_[r].image->translator().translate(*m, dso, addr);
+    const std::optional<ImageTranslator::Run> in_image =
+        slots_[r].image->translator().translate_run(*m, dso, addr);
     if (!in_image) {
       out.outcome = SampleOutcome::NotExecutable;
       return out;
     }
     out.outcome = SampleOutcome::Mapped;
     out.image = r;
-    out.vaddr = in_image->vaddr;
+    out.vaddr = addr + in_image->delta;
     out.section = in_image->section;
+    run = RunOf{in_image->begin, in_image->end, in_image->delta};
     return out;
   }
   switch (r) {
     case kUnreadable:
       out.outcome = SampleOutcome::UnreadableBinary;
-      return out;
+      break;
     case kMismatch:
       out.outcome = SampleOutcome::BuildIdMismatch;
-      return out;
+      break;
     default:
+      out.outcome = unselected_outcome(classify_image(dso));
       break;
   }
-  out.outcome = unselected_outcome(classify_image(dso));
+  run = RunOf{m->start, m->end, 0};  // the whole mapping has the outcome
   return out;
 }
 

@@ -59,11 +59,64 @@ struct ImageRevision {
   SampleOutcome outcome = SampleOutcome::Mapped;  // what the samples of a rejected slot became
 };
 
+// The addresses [begin, end) that resolve alike, a Mapped one to itself + delta (modulo 2^64).
+struct RunOf {
+  uint64_t begin = 0, end = 0, delta = 0;
+};
+
+// What the addresses of one sample resolved to: between them nothing changes the process table
+// or the decisions, and a branch stack's 32 or 64 ends mostly lie in one or two runs of one
+// mapping (mapper/image_translator.h), so each run is looked up once. Clear it for every sample.
+class ResolveMemo {
+ public:
+  void clear() { size_ = next_ = last_ = 0; }
+
+  // The run `addr` lies in, when looked up before: addr resolves to its `result`, with vaddr
+  // addr + its delta when Mapped.
+  struct Entry {
+    uint32_t pid;
+    CpuMode mode;
+    RunOf run;
+    ResolvedAddress result;
+  };
+  const Entry* find(uint32_t pid, uint64_t addr, CpuMode mode) {
+    // The run that answered last first: a stack's ends mostly lie in one. Entries [0, size_)
+    // are this sample's.
+    if (size_ != 0 && holds(entries_[last_], pid, addr, mode)) return &entries_[last_];
+    for (size_t i = 0; i < size_; ++i) {
+      if (holds(entries_[i], pid, addr, mode)) {
+        last_ = i;
+        return &entries_[i];
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  friend class ImageResolver;
+  static bool holds(const Entry& e, uint32_t pid, uint64_t addr, CpuMode mode) {
+    return addr - e.run.begin < e.run.end - e.run.begin && e.pid == pid && e.mode == mode;
+  }
+  static constexpr size_t kEntries = 4;
+  Entry entries_[kEntries];
+  size_t size_ = 0, next_ = 0, last_ = 0;
+};
+
 class ImageResolver {
  public:
   explicit ImageResolver(ImageSelector& selector) : selector_(selector) {}
 
   ResolvedAddress resolve(const ProcessTable& processes, uint32_t pid, uint64_t addr, CpuMode mode);
+  // The same, remembering in `memo` the run the address fell in and answering from it.
+  ResolvedAddress resolve(const ProcessTable& processes, uint32_t pid, uint64_t addr, CpuMode mode,
+                          ResolveMemo& memo) {
+    if (const ResolveMemo::Entry* e = memo.find(pid, addr, mode)) {
+      ResolvedAddress out = e->result;
+      if (out.outcome == SampleOutcome::Mapped) out.vaddr = addr + e->run.delta;
+      return out;
+    }
+    return resolve_and_remember(processes, pid, addr, mode, memo);
+  }
 
   // Image slots, in the order they were first met. A slot stays valid (its index too) until
   // released; a retired provisional slot has no image.
@@ -90,6 +143,11 @@ class ImageResolver {
     uint32_t pid = 0, dso = 0;
     Mapping mapping;
   };
+  ResolvedAddress resolve_and_remember(const ProcessTable& processes, uint32_t pid, uint64_t addr,
+                                       CpuMode mode, ResolveMemo& memo);
+  // resolve() without a memo; `run` is set to the addresses that resolve alike, when known.
+  ResolvedAddress lookup(const ProcessTable& processes, uint32_t pid, uint64_t addr, CpuMode mode,
+                         RunOf& run);
   int32_t route(uint32_t pid, const Mapping& m, const Dso& dso);
   int32_t slot_of(const ImageChoice& choice, uint32_t pid, const Mapping& m);
   int32_t apply(const ImageChoice& choice, uint32_t pid, const Mapping& m, const Dso& dso);

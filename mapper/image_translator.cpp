@@ -142,23 +142,49 @@ bool ImageTranslator::empty() const {
   return true;
 }
 
+namespace {
+
+// The addresses of mapping m whose image addresses, by one shift, are [image_begin, image_end)
+// (delta: image address - runtime address), clipped to m; `addr`, which must be among them, alone
+// when the arithmetic wraps (nonsense input).
+ImageTranslator::Run clip_run(const Mapping& m, uint64_t addr, uint64_t image_begin,
+                              uint64_t image_end, uint64_t delta, uint32_t section) {
+  uint64_t begin = image_begin - delta, end = image_end - delta;
+  if (begin > end) return {addr, addr + 1, delta, section};
+  begin = std::max(begin, m.start);
+  end = std::min(end, m.end);
+  if (addr < begin || addr >= end) return {addr, addr + 1, delta, section};
+  return {begin, end, delta, section};
+}
+
+}  // namespace
+
 std::optional<ImageAddress> ImageTranslator::translate(const Mapping& m, const Dso& dso,
                                                        uint64_t addr) const {
+  const std::optional<Run> run = translate_run(m, dso, addr);
+  if (!run) return std::nullopt;
+  return ImageAddress{addr + run->delta, run->section};
+}
+
+std::optional<ImageTranslator::Run> ImageTranslator::translate_run(const Mapping& m, const Dso& dso,
+                                                                   uint64_t addr) const {
   switch (kind_) {
     case ImageKind::UserFile: {
       if (!m.executable) return std::nullopt;
-      const std::optional<uint64_t> vaddr =
-          segments_.file_offset_to_vaddr(addr - m.start + m.pgoff);
-      if (!vaddr) return std::nullopt;
-      return ImageAddress{*vaddr, 0};
+      // vaddr = file offset - run.begin + run.target, the file offset addr - start + pgoff.
+      const std::optional<ExecSegmentMap::Run> run = segments_.file_run(addr - m.start + m.pgoff);
+      if (!run) return std::nullopt;
+      const uint64_t delta = m.pgoff - m.start - run->begin + run->target;
+      return clip_run(m, addr, run->target, run->end - run->begin + run->target, delta, 0);
     }
     case ImageKind::Kernel: {
       // The mapping's name says which reference symbol its pgoff is the runtime address of.
       const std::optional<uint64_t>& reference = dso.path.ends_with("_stext") ? stext_ : text_;
       if (!reference) return std::nullopt;
-      const uint64_t vaddr = addr - m.pgoff + *reference;
-      if (!segments_.vaddr_to_file_offset(vaddr)) return std::nullopt;
-      return ImageAddress{vaddr, 0};
+      const uint64_t delta = *reference - m.pgoff;
+      const std::optional<ExecSegmentMap::Run> run = segments_.vaddr_run(addr + delta);
+      if (!run) return std::nullopt;
+      return clip_run(m, addr, run->begin, run->end, delta, 0);
     }
     case ImageKind::KernelModule: {
       // The offset into the module's memory: perf gives its mapping pgoff 0, and a split of
@@ -169,7 +195,8 @@ std::optional<ImageAddress> ImageTranslator::translate(const Mapping& m, const D
       if (it == sections_.begin()) return std::nullopt;
       --it;
       if (offset - it->offset >= it->size) return std::nullopt;
-      return ImageAddress{offset - it->offset + it->addr, it->index};
+      const uint64_t delta = m.pgoff - m.start - it->offset + it->addr;
+      return clip_run(m, addr, it->addr, it->addr + it->size, delta, it->index);
     }
     case ImageKind::Anonymous:
     case ImageKind::Special:

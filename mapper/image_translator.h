@@ -89,6 +89,16 @@ class ImageTranslator {
   std::optional<ImageAddress> translate(const Mapping& mapping, const Dso& dso,
                                         uint64_t addr) const;
 
+  // The addresses of `mapping` around `addr` that translate as it does: [begin, end), each to
+  // itself + delta (modulo 2^64) in `section`. A caller translating many addresses at once (a
+  // branch stack's ends) keeps the run and shifts the rest that fall in it.
+  struct Run {
+    uint64_t begin = 0, end = 0, delta = 0;
+    uint32_t section = 0;
+  };
+  // Nullopt exactly when translate() gives nullopt.
+  std::optional<Run> translate_run(const Mapping& mapping, const Dso& dso, uint64_t addr) const;
+
   ImageKind kind() const { return kind_; }
   // Nothing executable to translate into (no PF_X segment, no placed executable section, no
   // reference symbol).

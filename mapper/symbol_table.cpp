@@ -78,13 +78,18 @@ SymbolTable SymbolTable::from_functions(std::vector<FunctionSymbol> functions, S
   return table;
 }
 
-const FunctionSymbol* SymbolTable::find(uint64_t vaddr) const {
+const FunctionSymbol* SymbolTable::find(uint64_t vaddr) const { return find_run(vaddr).function; }
+
+SymbolTable::FoundRun SymbolTable::find_run(uint64_t vaddr) const {
   auto it = std::upper_bound(functions_.begin(), functions_.end(), vaddr,
                              [](uint64_t a, const FunctionSymbol& f) { return a < f.addr; });
-  if (it == functions_.begin()) return nullptr;
+  if (it == functions_.begin()) return {nullptr, vaddr, vaddr + 1};
   const FunctionSymbol& f = *std::prev(it);
   const uint64_t extent = std::max(f.max_size, f.size);
-  return vaddr - f.addr < extent ? &f : nullptr;
+  if (vaddr - f.addr >= extent) return {nullptr, vaddr, vaddr + 1};
+  uint64_t end = f.addr + extent < f.addr ? UINT64_MAX : f.addr + extent;
+  if (it != functions_.end()) end = std::min(end, it->addr);
+  return {&f, f.addr, end};
 }
 
 }  // namespace profcollect

@@ -58,6 +58,14 @@ class SymbolTable {
   // The function BOLT attributes vaddr to: the one with the highest start <= vaddr, if vaddr
   // is within max(max_size, size); else nullptr. Allocation-free.
   const FunctionSymbol* find(uint64_t vaddr) const;
+  // find()'s function for vaddr and the addresses [begin, end) around it for which find() gives
+  // the same function (its extent, up to the next function's start); {nullptr, vaddr, vaddr + 1}
+  // when find() gives none.
+  struct FoundRun {
+    const FunctionSymbol* function = nullptr;
+    uint64_t begin = 0, end = 0;
+  };
+  FoundRun find_run(uint64_t vaddr) const;
 
   const std::vector<FunctionSymbol>& functions() const { return functions_; }  // sorted by addr
   SymbolSource source() const { return source_; }

@@ -3,26 +3,29 @@
 namespace profcollect {
 
 void BranchProfile::add_branch(const TakenBranch& branch, uint64_t count, uint64_t mispredicts) {
-  BranchCounts& counts = branches_[branch];
+  BranchCounts& counts = recent_branches_(branches_, branch);
   counts.count += count;
   counts.mispredicts += mispredicts;
 }
 
 void BranchProfile::add_fall_through(const FallThrough& range, uint64_t count) {
-  fall_throughs_[range] += count;
+  recent_fall_throughs_(fall_throughs_, range) += count;
 }
 
 void BranchProfile::add_stack(std::span<const BranchStackEntry> newest_first, uint64_t weight) {
   ++stats_.stacks;
-  for (size_t i = 0; i < newest_first.size(); ++i) {
-    const BranchStackEntry& entry = newest_first[i];
-    ++stats_.entries;
+  stats_.entries += newest_first.size();
+  // The maps are reached through recent_*_ here (inlined): a stack's 32 or 64 entries are
+  // mostly branches and ranges counted before.
+  for (const BranchStackEntry& entry : newest_first) {
     if (!entry.from_inside && !entry.to_inside) {
       ++stats_.external_entries;
       continue;
     }
-    add_branch(TakenBranch{entry.from, entry.to, !entry.from_inside, !entry.to_inside}, weight,
-               entry.mispredicted ? weight : 0);
+    BranchCounts& counts = recent_branches_(
+        branches_, TakenBranch{entry.from, entry.to, !entry.from_inside, !entry.to_inside});
+    counts.count += weight;
+    if (entry.mispredicted) counts.mispredicts += weight;
   }
   // The code ran straight from the older entry's target to the newer entry's source. An older
   // entry dropped above (external at both ends) still bounds the range: it cannot start one.
@@ -32,11 +35,14 @@ void BranchProfile::add_stack(std::span<const BranchStackEntry> newest_first, ui
     if (!older.to_inside || !newer.from_inside) continue;
     bool external_origin = !older.from_inside;
     if (!external_origin && functions_ != nullptr) {
-      const FunctionSymbol* function = functions_->find(older.to);
+      const FunctionSymbol* function = recent_functions_(older.to, [this](uint64_t a) {
+                                         return functions_->find_run(a);
+                                       }).function;
       external_origin = function == nullptr || older.from < function->addr ||
                         older.from - function->addr >= function->size;
     }
-    add_fall_through(FallThrough{older.to, newer.from, external_origin}, weight);
+    recent_fall_throughs_(fall_throughs_, FallThrough{older.to, newer.from, external_origin}) +=
+        weight;
   }
 }
 

@@ -24,6 +24,7 @@
 
 #include "mapper/symbol_table.h"
 #include "output/range_profile.h"  // kExternalAddress
+#include "output/recent_map_nodes.h"
 
 namespace profcollect {
 
@@ -83,10 +84,25 @@ class BranchProfile {
   bool empty() const { return branches_.empty() && fall_throughs_.empty(); }
 
  private:
+  struct BranchHash {
+    uint64_t operator()(const TakenBranch& b) const {
+      return mix_hash(b.from, b.to, (b.from_external ? 1 : 0) | (b.to_external ? 2 : 0));
+    }
+  };
+  struct FallThroughHash {
+    uint64_t operator()(const FallThrough& r) const {
+      return mix_hash(r.start, r.end, r.external_origin ? 1 : 0);
+    }
+  };
+
   std::map<TakenBranch, BranchCounts> branches_;
   std::map<FallThrough, uint64_t> fall_throughs_;
+  RecentMapNodes<std::map<TakenBranch, BranchCounts>, BranchHash> recent_branches_;
+  RecentMapNodes<std::map<FallThrough, uint64_t>, FallThroughHash> recent_fall_throughs_;
   BranchProfileStats stats_;
   const SymbolTable* functions_ = nullptr;
+  // The functions ranges' starts were found in, with the addresses that find them too.
+  RecentRuns<SymbolTable::FoundRun> recent_functions_;
 };
 
 }  // namespace profcollect

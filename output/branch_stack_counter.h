@@ -18,6 +18,7 @@
 
 #include "mapper/instruction_map.h"
 #include "output/range_profile.h"
+#include "output/recent_map_nodes.h"
 
 namespace profcollect {
 
@@ -41,13 +42,32 @@ class BranchStackCounter {
   void add(std::span<const BranchEnds> stack, uint64_t weight = 1);
 
   const RangeProfile& profile() const { return profile_; }
-  RangeProfile take() { return std::move(profile_); }
+  RangeProfile take() {
+    recent_ranges_.clear();
+    recent_branches_.clear();
+    return std::move(profile_);
+  }
   const BranchStackStats& stats() const { return stats_; }
 
  private:
+  using Counts = std::map<std::pair<uint64_t, uint64_t>, uint64_t>;
+  struct PairHash {
+    uint64_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+      return mix_hash(p.first, p.second);
+    }
+  };
+  struct AddressHash {
+    uint64_t operator()(uint64_t a) const { return mix_hash(a, 0); }
+  };
+
   const InstructionMap& code_;
   RangeProfile profile_;
   BranchStackStats stats_;
+  // A stack's ends and ranges were mostly met in earlier stacks: what the code said of them, and
+  // their counts' map nodes, are kept at hand.
+  RecentAnswers<uint64_t, bool, AddressHash> is_code_;
+  RecentAnswers<std::pair<uint64_t, uint64_t>, bool, PairHash> range_valid_;
+  RecentMapNodes<Counts, PairHash> recent_ranges_, recent_branches_;
 };
 
 }  // namespace profcollect

@@ -18,8 +18,8 @@ void ImageProfile::add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns) {
 
 void ImageProfile::prepare_branches() {
   // The symbol table judges which fall-throughs began outside their function, as perf2bolt does.
-  branches_ =
-      std::make_unique<BranchSamples>(BranchSamples{BranchProfile(&image_->symbols()), {}, 0});
+  branches_ = std::make_unique<BranchSamples>(
+      BranchSamples{BranchProfile(count_bolt_ ? &image_->symbols() : nullptr), {}, 0});
   if (count_ranges_) {
     if (const AutofdoBinary* debug = image_->debug())
       counter_ = std::make_unique<BranchStackCounter>(debug->instructions());
@@ -30,7 +30,7 @@ void ImageProfile::add_branch_stack(std::span<const BranchStackEntry> bolt,
                                     std::span<const BranchEnds> ranges, uint64_t count) {
   ++revision_;
   if (!branches_) prepare_branches();
-  branches_->bolt.add_stack(bolt, count);
+  if (count_bolt_) branches_->bolt.add_stack(bolt, count);
   branches_->stacks += count;
   if (counter_) counter_->add(ranges, count);
 }

@@ -23,13 +23,15 @@ namespace profcollect {
 class ImageProfile {
  public:
   // count_ranges: also count branch stacks into llvm-profgen's ranges (needs the image's debug
-  // info, loaded when the first stack arrives).
-  ImageProfile(const LoadedImage& image, bool count_ranges)
-      : image_(&image), count_ranges_(count_ranges) {}
+  // info, loaded when the first stack arrives). count_bolt: count them as BOLT does (needs the
+  // image's symbol table); without it BranchSamples::bolt stays empty.
+  ImageProfile(const LoadedImage& image, bool count_ranges, bool count_bolt = true)
+      : image_(&image), count_ranges_(count_ranges), count_bolt_(count_bolt) {}
 
   void add_ip(uint64_t vaddr, uint64_t count, uint64_t time_ns);
   // One stack, newest entry first, with its ends resolved in this image (an end elsewhere is
-  // marked outside), counted `count` times.
+  // marked outside), counted `count` times: `bolt` when counting as BOLT does, `ranges` when
+  // counting ranges (each empty otherwise).
   void add_branch_stack(std::span<const BranchStackEntry> bolt, std::span<const BranchEnds> ranges,
                         uint64_t count);
   // Adds another profile of the same image.
@@ -56,6 +58,7 @@ class ImageProfile {
 
   const LoadedImage* image_;
   bool count_ranges_;
+  bool count_bolt_;
   IpProfile ips_;
   uint64_t first_ns_ = 0, last_ns_ = 0;
   uint64_t revision_ = 0;

@@ -203,10 +203,10 @@ int run_convert(const ConvertOptions& o) {
   const bool ranges = std::any_of(o.formats.begin(), o.formats.end(),
                                   [](ProfileFormat f) { return f->branch_ranges; });
   // -nl: BOLT's profile from the IP samples alone.
-  po.branch_stacks =
-      ranges || std::any_of(o.formats.begin(), o.formats.end(), [&](ProfileFormat f) {
-        return f->branch_stacks && !(o.no_lbr && f == format_named("bolt"));
-      });
+  po.bolt_branches = std::any_of(o.formats.begin(), o.formats.end(), [&](ProfileFormat f) {
+    return f->branch_stacks && !(o.no_lbr && f == format_named("bolt"));
+  });
+  po.branch_stacks = ranges || po.bolt_branches;
   // Arm SPE samples carry one branch each: no ranges between branches to count; their AutoFDO
   // profile comes from the IP samples.
   po.branch_ranges = ranges && !source->session().arm_spe;

@@ -28,8 +28,8 @@ std::vector<int32_t> SamplePipeline::profiled_slots() const {
 ImageProfile& SamplePipeline::profile_for(int32_t slot) {
   if (static_cast<size_t>(slot) >= profiles_.size()) profiles_.resize(slot + 1);
   if (!profiles_[slot]) {
-    profiles_[slot] =
-        std::make_unique<ImageProfile>(*resolver_.image(slot), options_.branch_ranges);
+    profiles_[slot] = std::make_unique<ImageProfile>(*resolver_.image(slot), options_.branch_ranges,
+                                                     options_.bolt_branches);
   }
   return *profiles_[slot];
 }
@@ -112,41 +112,49 @@ void SamplePipeline::add_sample(const SampleRecord& s, uint64_t count) {
 ResolvedAddress SamplePipeline::resolve_branch_end(uint32_t pid, uint64_t address,
                                                    CpuMode sample_mode) {
   const bool kernel = sample_mode == CpuMode::Kernel || sample_mode == CpuMode::GuestKernel;
-  if (!kernel) return resolver_.resolve(processes_, pid, address, CpuMode::User);
-  const ResolvedAddress r = resolver_.resolve(processes_, pid, address, sample_mode);
+  if (!kernel) return resolver_.resolve(processes_, pid, address, CpuMode::User, memo_);
+  const ResolvedAddress r = resolver_.resolve(processes_, pid, address, sample_mode, memo_);
   if (r.dso != ResolvedAddress::kNoDso) return r;
-  return resolver_.resolve(processes_, pid, address, CpuMode::User);
+  return resolver_.resolve(processes_, pid, address, CpuMode::User, memo_);
 }
 
 void SamplePipeline::add_branch_stack(uint32_t pid, CpuMode mode,
                                       std::span<const BranchEntry> newest_first, uint64_t count) {
-  from_.clear();
-  to_.clear();
+  const size_t n = newest_first.size();
+  from_.resize(n);
+  to_.resize(n);
   touched_.clear();
-  for (const BranchEntry& e : newest_first) {
-    from_.push_back(resolve_branch_end(pid, e.from, mode));
-    to_.push_back(resolve_branch_end(pid, e.to, mode));
-    for (int32_t slot : {from_.back().image, to_.back().image}) {
-      if (slot >= 0 && std::find(touched_.begin(), touched_.end(), slot) == touched_.end())
+  memo_.clear();  // the records before this sample may have changed what an address is
+  int32_t last_touched = -1;
+  for (size_t i = 0; i < n; ++i) {
+    from_[i] = stack_end(pid, newest_first[i].from, mode);
+    to_[i] = stack_end(pid, newest_first[i].to, mode);
+    for (int32_t slot : {from_[i].image, to_[i].image}) {
+      if (slot < 0 || slot == last_touched) continue;
+      last_touched = slot;
+      if (std::find(touched_.begin(), touched_.end(), slot) == touched_.end())
         touched_.push_back(slot);
     }
   }
+  // Each image touched sees the stack in its own terms; only the counts the options ask for are
+  // made (ImageProfile counts those alone).
+  const size_t bolt_n = options_.bolt_branches ? n : 0;
+  const size_t ranges_n = options_.branch_ranges ? n : 0;
+  bolt_stack_.resize(bolt_n);
+  range_stack_.resize(ranges_n);
   for (int32_t slot : touched_) {
-    bolt_stack_.clear();
-    range_stack_.clear();
-    for (size_t i = 0; i < newest_first.size(); ++i) {
-      BranchStackEntry bolt;
-      BranchEnds ends;
+    for (size_t i = 0; i < bolt_n; ++i) {
+      BranchStackEntry& bolt = bolt_stack_[i];
       bolt.from_inside = from_[i].image == slot;
       bolt.to_inside = to_[i].image == slot;
       // perf2bolt writes every end outside the binary as address 0 ("0 [unknown] 0").
       bolt.from = bolt.from_inside ? from_[i].vaddr : 0;
       bolt.to = bolt.to_inside ? to_[i].vaddr : 0;
       bolt.mispredicted = newest_first[i].mispredicted();
-      if (bolt.from_inside) ends.source = from_[i].vaddr;
-      if (bolt.to_inside) ends.target = to_[i].vaddr;
-      bolt_stack_.push_back(bolt);
-      range_stack_.push_back(ends);
+    }
+    for (size_t i = 0; i < ranges_n; ++i) {
+      range_stack_[i].source = from_[i].image == slot ? from_[i].vaddr : kExternalAddress;
+      range_stack_[i].target = to_[i].image == slot ? to_[i].vaddr : kExternalAddress;
     }
     profile_for(slot).add_branch_stack(bolt_stack_, range_stack_, count);
   }

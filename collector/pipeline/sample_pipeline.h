@@ -26,8 +26,10 @@ struct PipelineOptions {
   // the collector's own, in a system-wide collection. Profiling itself would make each flush
   // render the collector's own (large) debug info, whose samples the rendering adds to.
   std::optional<uint32_t> excluded_pid;
-  // Count branch stacks (as BOLT counts them), and also as llvm-profgen's ranges.
+  // Take branch stacks; count them as BOLT counts them (taken branches and fall-throughs), and
+  // as llvm-profgen's ranges. A conversion counts only what its formats are made from.
   bool branch_stacks = true;
+  bool bolt_branches = true;
   bool branch_ranges = true;
   // Sample times are kept per image (first and last sample) as time + time_to_epoch, Unix-epoch
   // nanoseconds; off when the source's clock has no known relation to the wall clock.
@@ -101,7 +103,23 @@ class SamplePipeline {
   void add_branch_stack(uint32_t pid, CpuMode mode, std::span<const BranchEntry> newest_first,
                         uint64_t count);
   bool in_executable_mapping(const SampleRecord& s) const;
+  struct StackEnd {
+    uint64_t vaddr = 0;  // in the image, when there is one
+    int32_t image = -1;  // its slot; -1 outside every image
+  };
   ResolvedAddress resolve_branch_end(uint32_t pid, uint64_t address, CpuMode sample_mode);
+  // The same for a stack's end, answered from the sample's memo when it can be (inline: a
+  // branch stack has 64 ends).
+  StackEnd stack_end(uint32_t pid, uint64_t address, CpuMode sample_mode) {
+    const bool kernel = sample_mode == CpuMode::Kernel || sample_mode == CpuMode::GuestKernel;
+    // The memo holds runs of mappings only: an address it knows in the kernel's is the kernel's.
+    if (const ResolveMemo::Entry* e =
+            memo_.find(pid, address, kernel ? sample_mode : CpuMode::User)) {
+      return StackEnd{address + e->run.delta, e->result.image};
+    }
+    const ResolvedAddress r = resolve_branch_end(pid, address, sample_mode);
+    return StackEnd{r.vaddr, r.image};
+  }
 
   ImageSelector& selector_;
   PipelineOptions options_;
@@ -111,8 +129,9 @@ class SamplePipeline {
   PipelineCounts counts_;
   std::unordered_map<uint64_t, uint64_t> kernel_addresses_;
   // Scratch for branch stacks, reused so that a sample allocates nothing.
-  std::vector<ResolvedAddress> from_, to_;
+  std::vector<StackEnd> from_, to_;
   std::vector<int32_t> touched_;
+  ResolveMemo memo_;  // one sample's branch ends, as they resolve (cleared per sample)
   std::vector<BranchStackEntry> bolt_stack_;
   std::vector<BranchEnds> range_stack_;
 };
