@@ -49,8 +49,9 @@ bool is_data(const ElfSection& section) {
 std::unique_ptr<AutofdoBinary> AutofdoBinary::open(std::shared_ptr<const ElfBinary> binary,
                                                    const AutofdoBinaryOptions& options) {
   const uint64_t base = binary->preferred_base();
-  auto symbolizer = std::make_unique<DwarfSymbolizer>(DwarfFile::open(binary, options.debug_dirs),
-                                                      base, options.threads);
+  auto symbolizer = std::make_unique<DwarfSymbolizer>(
+      DwarfFile::open(binary, options.debug_dirs), base, options.threads,
+      options.keep_answers ? DwarfSymbolizer::kMaxKeptAnswers : 0);
 
   // The symbols that start llvm-profgen's sweeps: the binary's, or its debug file's.
   const ElfBinary* symbol_file = binary.get();

@@ -33,6 +33,9 @@ struct AutofdoBinaryOptions {
   // Threads that index the DWARF's functions (DwarfSymbolizer): 1 where a collector must keep
   // the other cores, 2 where a conversion has the machine.
   unsigned threads = 1;
+  // Answers of the debug info kept (DwarfSymbolizer's kept_answers): a daemon renders the same
+  // addresses again at each flush; a conversion that asks each address once keeps none.
+  bool keep_answers = true;
 };
 
 class AutofdoBinary {

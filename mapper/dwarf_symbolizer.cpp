@@ -172,6 +172,13 @@ struct DwarfSymbolizer::Unit {
   // The subprograms with code that no other subprogram with code encloses, in pre-order (found
   // by the construction's walk): every subroutine with an address lies in one of their subtrees.
   std::vector<Dwarf_Off> outer_subprograms;
+  // Their ranges by address. When no two overlap, the address map is built subprogram by
+  // subprogram, only for those holding addresses asked about (a C++ unit holds hundreds of
+  // functions, a profile touches a few of them); else the unit is walked whole, as LLVM does,
+  // for the order of insertion decides which of two overlapping subprograms owns an address.
+  std::vector<OuterRange> outer_ranges;
+  bool outers_overlap = false;
+  std::vector<bool> outer_walked;
 
   struct Subroutine {
     Dwarf_Die die;
@@ -187,14 +194,17 @@ struct DwarfSymbolizer::Unit {
   bool mapped = false;
   std::optional<DwarfLineTable> lines;
 
-  // Walks the unit's DIEs for its subroutines and their address map.
-  void build_address_map();
+  // Walks the unit's DIEs for the subroutines at `address` and their address map (all of the
+  // unit's when its outer subprograms overlap). Returns whether it walked anything.
+  bool build_address_map(uint64_t address);
+  void walk_outer(Dwarf* dwarf, Dwarf_Off offset);
   bool decoded() const { return mapped || lines.has_value(); }
   // Frees the address map and line table (built again on demand). Assigned from new, empty
   // objects: clear() (or `= {}`, which is assign()) would keep the capacity to be freed.
   void release() {
     subroutines = std::vector<Subroutine>();
     address_map = std::map<uint64_t, std::pair<uint64_t, uint32_t>>();
+    outer_walked = std::vector<bool>();
     mapped = false;
     lines.reset();
   }
@@ -221,8 +231,7 @@ const DwarfLineTable& DwarfSymbolizer::Unit::line_table(std::span<const uint8_t>
   return *lines;
 }
 
-void DwarfSymbolizer::Unit::build_address_map() {
-  mapped = true;
+void DwarfSymbolizer::Unit::walk_outer(Dwarf* dwarf, Dwarf_Off offset) {
   auto visit = [this](Dwarf_Die& die, int32_t parent) -> std::optional<int32_t> {
     const int tag = dwarf_tag(&die);
     if (!is_subroutine(tag)) {
@@ -252,16 +261,33 @@ void DwarfSymbolizer::Unit::build_address_map() {
     }
     return index;
   };
+  Dwarf_Die die;
+  if (dwarf_offdie(dwarf, offset, &die) == nullptr) return;
+  if (std::optional<int32_t> inner = visit(die, int32_t{-1})) walk_children(&die, *inner, visit);
+}
+
+bool DwarfSymbolizer::Unit::build_address_map(uint64_t address) {
   // LLVM walks every DIE of the unit in pre-order; only the subtrees of the outer subprograms
   // with code hold subroutines with addresses, and they are visited in the same order. (The
   // rest -- the types and declarations of every header, the abstract functions -- is most of a
   // C++ unit.)
   Dwarf* dwarf = dwarf_cu_getdwarf(code_die.cu);
-  for (Dwarf_Off offset : outer_subprograms) {
-    Dwarf_Die die;
-    if (dwarf_offdie(dwarf, offset, &die) == nullptr) continue;
-    if (std::optional<int32_t> inner = visit(die, int32_t{-1})) walk_children(&die, *inner, visit);
+  if (outers_overlap) {
+    if (mapped) return false;
+    mapped = true;
+    for (Dwarf_Off offset : outer_subprograms) walk_outer(dwarf, offset);
+    return true;
   }
+  mapped = true;
+  if (outer_walked.empty()) outer_walked.assign(outer_subprograms.size(), false);
+  auto it = std::upper_bound(outer_ranges.begin(), outer_ranges.end(), address,
+                             [](uint64_t a, const OuterRange& r) { return a < r.begin; });
+  if (it == outer_ranges.begin() || address >= std::prev(it)->end) return false;
+  const uint32_t outer = std::prev(it)->outer;
+  if (outer_walked[outer]) return false;
+  outer_walked[outer] = true;
+  walk_outer(dwarf, outer_subprograms[outer]);
+  return true;
 }
 
 const DwarfSymbolizer::Unit::Subroutine* DwarfSymbolizer::Unit::subroutine_at(uint64_t address) {
@@ -286,9 +312,19 @@ DwarfSymbolizer::Unit::Subroutine& DwarfSymbolizer::Unit::resolve(uint32_t index
 }
 
 DwarfSymbolizer::DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base,
-                                 unsigned threads)
-    : file_(std::move(file)), preferred_base_(preferred_base), threads_(threads) {
+                                 unsigned threads, size_t kept_answers)
+    : file_(std::move(file)),
+      preferred_base_(preferred_base),
+      threads_(threads),
+      kept_answers_(kept_answers) {
   debug_line_ = debug_line_bytes(file_->elf());
+  // Addresses asked about are instructions: none lies below the lowest executable section (a
+  // discarded COMDAT function's DWARF says address 0; several of them overlap).
+  for (const ElfSection& section : file_->binary().sections()) {
+    if (section.executable() && section.allocated() && section.size != 0)
+      lowest_code_ = std::min(lowest_code_, section.addr);
+  }
+  if (lowest_code_ == UINT64_MAX) lowest_code_ = 0;
   scan_units();
 }
 
@@ -412,11 +448,21 @@ void DwarfSymbolizer::index_all_functions() {
                      std::span<const AddressRange>(run.ranges).subspan(sp.first_range, sp.ranges));
     }
     for (size_t k = 0; k < run.outer.size(); ++k) {
-      units_[first_unit + k]->outer_subprograms = std::move(run.outer[k]);
+      Unit& unit = *units_[first_unit + k];
+      unit.outer_subprograms = std::move(run.outer[k].offsets);
+      unit.outer_ranges = std::move(run.outer[k].ranges);
+      std::erase_if(unit.outer_ranges,
+                    [this](const OuterRange& r) { return r.end <= lowest_code_; });
+      std::sort(unit.outer_ranges.begin(), unit.outer_ranges.end(),
+                [](const OuterRange& a, const OuterRange& b) { return a.begin < b.begin; });
+      for (size_t r = 1; r < unit.outer_ranges.size(); ++r) {
+        if (unit.outer_ranges[r].begin < unit.outer_ranges[r - 1].end) unit.outers_overlap = true;
+      }
     }
   };
   merge(first_run, 0);
   merge(second_run, split);
+  file_->file().unmap_file_pages();  // the names the merge read
 }
 
 void DwarfSymbolizer::index_run(const std::vector<Dwarf_Die>& code_dies, const ElfBinary& file,
@@ -435,7 +481,7 @@ void DwarfSymbolizer::index_run(const std::vector<Dwarf_Die>& code_dies, const E
 }
 
 void DwarfSymbolizer::index_functions(Dwarf_Die code_die, IndexedRun& run) const {
-  std::vector<Dwarf_Off>& outer = run.outer.emplace_back();
+  IndexedRun::Outers& outer = run.outer.emplace_back();
   // Every subprogram with code, as llvm-profgen's walk of all DIEs finds them. What cannot hold
   // one is skipped: below an inlined subroutine are only its inlined body's parameters, blocks,
   // variables and further inlined subroutines (a local type, and a lambda's operator() defined
@@ -466,6 +512,12 @@ void DwarfSymbolizer::index_functions(Dwarf_Die code_die, IndexedRun& run) const
     if (dwarf_hasattr(&die, DW_AT_declaration)) return std::nullopt;
     // Its ranges go at the end of the run's: kept when it is a function, taken back if not.
     const size_t first = ranges.size();
+    const size_t first_outer_range = outer.ranges.size();
+    // A subprogram with code inside another (a local class's member function, a lambda's
+    // operator()) has code apart from the enclosing function's: its ranges lead to the subtree
+    // of the outer subprogram that holds it.
+    const bool recorded = !enclosed || !outer.offsets.empty();
+    const auto outer_index = static_cast<uint32_t>(outer.offsets.size() - (enclosed ? 1 : 0));
     Dwarf_Addr base = 0, begin = 0, end = 0;
     ptrdiff_t offset = 0;
     bool code = false;
@@ -473,9 +525,13 @@ void DwarfSymbolizer::index_functions(Dwarf_Die code_die, IndexedRun& run) const
       if (end <= begin) continue;
       code = true;
       if (begin >= preferred_base_) ranges.push_back(AddressRange{begin, end});  // not discarded
+      if (recorded) outer.ranges.push_back(OuterRange{begin, end, outer_index});
     }
-    if (!code) return enclosed;  // an abstract function: no code of its own
-    if (!enclosed) outer.push_back(dwarf_dieoffset(&die));
+    if (!code) {
+      outer.ranges.resize(first_outer_range);
+      return enclosed;  // an abstract function: no code of its own
+    }
+    if (!enclosed) outer.offsets.push_back(dwarf_dieoffset(&die));
     if (ranges.size() > first) {
       if (std::optional<std::string_view> name = subroutine_name(&die)) {
         run.subprograms.push_back(IndexedRun::Subprogram{
@@ -489,11 +545,9 @@ void DwarfSymbolizer::index_functions(Dwarf_Die code_die, IndexedRun& run) const
   walk_children(&code_die, false, visit);
 }
 
-void DwarfSymbolizer::map_unit(Unit* unit) const {
+void DwarfSymbolizer::map_unit(Unit* unit, uint64_t address) const {
   make_room_for(unit);
-  if (unit->mapped) return;
-  unit->build_address_map();
-  ++counts_.unit_walks;
+  if (unit->build_address_map(address)) ++counts_.unit_walks;
 }
 
 DwarfSymbolizer::Unit* DwarfSymbolizer::unit_for(uint64_t address) const {
@@ -554,7 +608,7 @@ const InlineStack& DwarfSymbolizer::symbolize(uint64_t address) const {
   if (it != cache_.end()) return stacks_[it->second];
   InlineStack stack = compute(address);
   ++counts_.addresses;
-  if (cache_.size() >= kMaxKeptAnswers) {
+  if (cache_.size() >= kept_answers_) {
     unkept_ = std::move(stack);
     return unkept_;
   }
@@ -578,7 +632,7 @@ InlineStack DwarfSymbolizer::compute(uint64_t address) const {
   InlineStack stack;
   Unit* unit = unit_for(address);
   if (unit == nullptr) return stack;
-  map_unit(unit);
+  map_unit(unit, address);
   const Unit::Subroutine* leaf = unit->subroutine_at(address);
   if (leaf == nullptr) return stack;
 

@@ -57,12 +57,13 @@ using InlineStack = std::vector<InlineFrame>;  // outermost first
 
 class DwarfSymbolizer {
  public:
-  // Units that keep their address map and line table at once (a few: addresses are mostly
-  // asked in address order, so a unit once left is rarely asked about again).
-  static constexpr size_t kMaxDecodedUnits = 4;
+  // Units that keep their address map and line table at once: one, as the renders ask unit by
+  // unit (their pieces of code and their call sites grouped by unit_of()), so a unit left is not
+  // asked about again in the same render.
+  static constexpr size_t kMaxDecodedUnits = 1;
   // The construction's walk of every unit lets the pages it read go each time it has read this
   // much more (ElfBinary::unmap_file_pages), and so does symbolizing each time it lets units go.
-  static constexpr uint64_t kWalkedBytesKeptResident = 8 << 20;
+  static constexpr uint64_t kWalkedBytesKeptResident = 2 << 20;
   // Answers kept (about 100 bytes each: an address, and its share of the inline stacks
   // consecutive addresses share); past them an answer is computed each time it is asked for.
   static constexpr size_t kMaxKeptAnswers = size_t{1} << 18;
@@ -80,13 +81,16 @@ class DwarfSymbolizer {
   // own (DwarfFile::reopen; one thread when that fails). `preferred_base` is the binary's
   // (ElfBinary::preferred_base()): subprogram ranges below it are discarded code.
   // Throws DebugInfoError: MissingSplitDwarf when skeleton units have no .dwo found, Unreadable.
-  DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base, unsigned threads = 1);
+  // `kept_answers`: at most this many answers are kept (0 for a one-shot render that asks each
+  // address once).
+  DwarfSymbolizer(std::unique_ptr<DwarfFile> file, uint64_t preferred_base, unsigned threads = 1,
+                  size_t kept_answers = kMaxKeptAnswers);
   ~DwarfSymbolizer();
   DwarfSymbolizer(const DwarfSymbolizer&) = delete;
   DwarfSymbolizer& operator=(const DwarfSymbolizer&) = delete;
 
   // The inline stack at the address. Valid until the next call, or longer when it was kept: up
-  // to kMaxKeptAnswers answers are kept (then until drop_caches() lets them go).
+  // to kept_answers answers are kept (then until drop_caches() lets them go).
   const InlineStack& symbolize(uint64_t address) const;
   // The unit an address is symbolized in, if any: asking unit by unit decodes each unit once
   // however the units' code interleaves (each unit's .text.hot, .text.unlikely, ... parts).
@@ -111,6 +115,11 @@ class DwarfSymbolizer {
 
   // What one thread's walk found in a run of units: their subprograms with code, in order, and
   // each unit's outer subprograms.
+  // An address range of one of a unit's outer subprograms (its index among them).
+  struct OuterRange {
+    uint64_t begin = 0, end = 0;
+    uint32_t outer = 0;
+  };
   struct IndexedRun {
     struct Subprogram {
       std::string_view name;         // in the DWARF of the handle the run was walked with
@@ -118,7 +127,13 @@ class DwarfSymbolizer {
     };
     std::vector<Subprogram> subprograms;  // of every unit of the run, in order
     std::vector<AddressRange> ranges;
-    std::vector<std::vector<Dwarf_Off>> outer;  // per unit of the run
+    // Per unit of the run: its outer subprograms (with code, enclosed by no other) in pre-order,
+    // and their address ranges.
+    struct Outers {
+      std::vector<Dwarf_Off> offsets;
+      std::vector<OuterRange> ranges;
+    };
+    std::vector<Outers> outer;
   };
   void scan_units();
   void index_all_functions();
@@ -128,8 +143,8 @@ class DwarfSymbolizer {
                  IndexedRun& run) const;
   void index_functions(Dwarf_Die code_die, IndexedRun& run) const;
   Unit* unit_for(uint64_t address) const;
-  // Makes the unit's address map ready, counting the walk when one is needed.
-  void map_unit(Unit* unit) const;
+  // Makes the unit's address map ready for `address`, counting the walk when one is needed.
+  void map_unit(Unit* unit, uint64_t address) const;
   // Before `unit` is decoded: frees the units decoded longest ago beyond kMaxDecodedUnits.
   void make_room_for(const Unit* unit) const;
   InlineStack compute(uint64_t address) const;
@@ -148,7 +163,9 @@ class DwarfSymbolizer {
   // The inline stacks found, a stack shared by consecutive addresses once. A deque: a stack
   // handed out stays where it is while more are added.
   mutable std::deque<InlineStack> stacks_;
-  mutable InlineStack unkept_;  // the last answer not kept
+  size_t kept_answers_;
+  uint64_t lowest_code_ = UINT64_MAX;  // of the binary's executable sections
+  mutable InlineStack unkept_;         // the last answer not kept
   // Units whose address map or line table is built, oldest first; at most kMaxDecodedUnits.
   mutable std::deque<uint32_t> decoded_;
 };

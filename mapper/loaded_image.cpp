@@ -92,6 +92,7 @@ const AutofdoBinary* LoadedImage::debug() const {
     try {
       AutofdoBinaryOptions options = search_options<AutofdoBinaryOptions>(options_);
       options.threads = options_.debug_info_threads;
+      options.keep_answers = options_.keep_symbolized;
       debug_ = AutofdoBinary::open(elf_, options);
     } catch (const std::exception& e) {
       // AutoFDO needs DWARF; the image still gets its BOLT profile.

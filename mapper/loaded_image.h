@@ -48,6 +48,8 @@ struct ImageLoadOptions {
   std::vector<std::string> debug_dirs;
   // Threads that may read the debug info (AutofdoBinaryOptions::threads).
   unsigned debug_info_threads = 1;
+  // Whether the debug info's answers are kept between renders (AutofdoBinaryOptions).
+  bool keep_symbolized = true;
 };
 
 class LoadedImage {

@@ -1,6 +1,8 @@
 #include "output/autofdo_writer.h"
 
 #include <algorithm>
+#include <charconv>
+#include <string_view>
 #include <vector>
 
 #include "output/sample_profile_builder.h"
@@ -9,43 +11,81 @@ namespace profcollect {
 
 namespace {
 
-void append_location(std::string& out, const LineLocation& location) {
-  out += std::to_string(location.offset);
+// Where the text goes: its length first, then a string of that length (a profile of megabytes
+// grown by doubling would hold up to three times its size at once).
+struct TextLength {
+  size_t size = 0;
+  void text(std::string_view s) { size += s.size(); }
+  void fill(size_t n, char) { size += n; }
+  void number(uint64_t v) {
+    char buf[24];
+    size += static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf);
+  }
+};
+
+struct TextOut {
+  std::string& out;
+  void text(std::string_view s) { out.append(s); }
+  void fill(size_t n, char c) { out.append(n, c); }
+  void number(uint64_t v) {
+    char buf[24];
+    out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v).ptr - buf));
+  }
+};
+
+template <class Sink>
+void append_location(Sink& out, const LineLocation& location) {
+  out.number(location.offset);
   if (location.discriminator != 0) {
-    out += '.';
-    out += std::to_string(location.discriminator);
+    out.text(".");
+    out.number(location.discriminator);
   }
 }
 
-void append_body(std::string& out, const FunctionSamples& samples, size_t indent) {
+template <class Sink>
+void append_body(Sink& out, const FunctionSamples& samples, size_t indent) {
+  std::vector<std::pair<std::string_view, uint64_t>> targets;
   for (const auto& [location, line] : samples.body) {
-    out.append(indent + 1, ' ');
+    out.fill(indent + 1, ' ');
     append_location(out, location);
-    out += ": ";
-    out += std::to_string(line.count);
-    std::vector<std::pair<std::string_view, uint64_t>> targets(line.call_targets.begin(),
-                                                               line.call_targets.end());
+    out.text(": ");
+    out.number(line.count);
+    targets.assign(line.call_targets.begin(), line.call_targets.end());
     std::stable_sort(targets.begin(), targets.end(),
                      [](const auto& a, const auto& b) { return a.second > b.second; });
     for (const auto& [callee, calls] : targets) {
-      out += ' ';
-      out += callee;
-      out += ':';
-      out += std::to_string(calls);
+      out.text(" ");
+      out.text(callee);
+      out.text(":");
+      out.number(calls);
     }
-    out += '\n';
+    out.text("\n");
   }
   for (const auto& [location, callees] : samples.inlinees) {
     for (const auto& [name, callee] : callees) {
-      out.append(indent + 1, ' ');
+      out.fill(indent + 1, ' ');
       append_location(out, location);
-      out += ": ";
-      out += name;
-      out += ':';
-      out += std::to_string(callee.total);
-      out += '\n';
+      out.text(": ");
+      out.text(name);
+      out.text(":");
+      out.number(callee.total);
+      out.text("\n");
       append_body(out, callee, indent + 1);
     }
+  }
+}
+
+template <class Sink>
+void write_profile(Sink& out,
+                   const std::vector<const std::pair<const std::string, FunctionSamples>*>& order) {
+  for (const auto* entry : order) {
+    out.text(entry->first);
+    out.text(":");
+    out.number(entry->second.total);
+    out.text(":");
+    out.number(entry->second.head);
+    out.text("\n");
+    append_body(out, entry->second, 0);
   }
 }
 
@@ -64,17 +104,13 @@ std::string write_sample_profile_text(const SampleProfile& profile) {
   for (const auto& entry : profile) order.push_back(&entry);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto* a, const auto* b) { return a->second.total > b->second.total; });
-  std::string out;
-  for (const auto* entry : order) {
-    out += entry->first;
-    out += ':';
-    out += std::to_string(entry->second.total);
-    out += ':';
-    out += std::to_string(entry->second.head);
-    out += '\n';
-    append_body(out, entry->second, 0);
-  }
-  return out;
+  TextLength length;
+  write_profile(length, order);
+  std::string text;
+  text.reserve(length.size);
+  TextOut out{text};
+  write_profile(out, order);
+  return text;
 }
 
 std::string write_autofdo_from_ips(const IpProfile& ips, const AutofdoBinary& binary,

@@ -208,9 +208,26 @@ SampleProfile build_sample_profile(
                   [&](const Instruction& instruction) { visit(instruction, piece.count); });
   }
 
-  for (const auto& [branch, calls] : branches) {
+  // Calls to function entries, grouped by the unit their source is in, as the pieces are: a
+  // unit left is decoded again when asked about later (the sums do not depend on the order).
+  struct Call {
+    uint32_t unit;
+    const std::pair<const std::pair<uint64_t, uint64_t>, uint64_t>* branch;
+  };
+  std::vector<Call> calls_in_order;
+  for (const auto& entry : branches) {
+    if (binary.callee_name(entry.first.second).empty()) continue;  // not a call
+    const uint64_t source = entry.first.first;
+    const uint32_t unit = source == kExternalAddress
+                              ? UINT32_MAX
+                              : binary.dwarf().unit_of(source).value_or(UINT32_MAX);
+    calls_in_order.push_back(Call{unit, &entry});
+  }
+  std::stable_sort(calls_in_order.begin(), calls_in_order.end(),
+                   [](const Call& a, const Call& b) { return a.unit < b.unit; });
+  for (const Call& call : calls_in_order) {
+    const auto& [branch, calls] = *call.branch;
     const std::string_view callee = binary.callee_name(branch.second);
-    if (callee.empty()) continue;
     ++st.call_branches;
     if (branch.first != kExternalAddress) {
       const InlineStack& frames = binary.dwarf().symbolize(branch.first);

@@ -40,13 +40,13 @@ double percent_of(uint64_t part, uint64_t whole) { return whole ? 100.0 * part /
 
 // `fp`: the samples per function symbol, when a format needed them (else the binary's share of
 // the samples alone is said).
-void print_summary(const ConvertOptions& o, const SessionInfo& session, const PipelineCounts& t,
+void print_summary(const ConvertOptions& o, const std::string& spe_summary, const PipelineCounts& t,
                    uint64_t in_binary, const FunctionProfile* fp) {
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
   std::fprintf(stderr, "profcollect: %s: %llu samples, %llu lost\n", input.c_str(),
                static_cast<unsigned long long>(t.samples), static_cast<unsigned long long>(t.lost));
-  if (const std::string spe = spe_summary_line(session); !spe.empty()) {
-    std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe.c_str());
+  if (!spe_summary.empty()) {
+    std::fprintf(stderr, "profcollect: %s: %s\n", input.c_str(), spe_summary.c_str());
   }
   if (fp == nullptr) {
     std::fprintf(stderr, "profcollect: %s: %llu samples (%.1f%%)\n", o.binary.c_str(),
@@ -126,66 +126,21 @@ std::string output_path(const ConvertOptions& o, std::string_view name_in_dir) {
 
 }  // namespace
 
-int run_convert(const ConvertOptions& o) {
-  if (o.perf_data.empty() == o.perf_script.empty()) {
-    throw CliError("name the input: -p PERF.DATA or --perf-script FILE", 2);
-  }
-  const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
-  if (o.formats.size() > 1 && o.output == "-") {
-    throw CliError("-o -: several formats are written into a directory, not to standard output", 2);
-  }
-  if (!o.perf_script.empty() && is_perf_data_file(o.perf_script)) {
-    throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p",
-                   2);
-  }
-  std::shared_ptr<LoadedImage> target =
-      LoadedImage::open_file(o.binary, ImageLoadOptions{o.debug_dirs, conversion_threads()});
-  if (o.kernel && target->kind() != ImageKind::Kernel &&
-      target->kind() != ImageKind::KernelModule) {
-    throw CliError(
-        o.binary +
-            ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
-            "space, with a _text or _stext symbol) nor a kernel module (ET_REL)",
-        2);
-  }
-  if (target->translator().empty()) {
-    // A module from a perf.data is placed with .text at the start of its memory (perf records
-    // no section layout, and assumes as much): one without code in .text has nothing placed.
-    throw CliError(o.binary + (target->kind() == ImageKind::Kernel
-                                   ? ": a kernel image without a _text or _stext symbol"
-                               : target->kind() == ImageKind::KernelModule
-                                   ? ": a kernel module without code in .text: a "
-                                     "recording gives no other section's place"
-                                   : ": has no executable segment"));
-  }
-  if (o.formats.size() > 1) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.output, ec);
-    if (ec || !std::filesystem::is_directory(o.output)) {
-      throw CliError(o.output + ": cannot create the output directory" +
-                     (ec ? ": " + ec.message() : std::string()));
-    }
-  }
-  // Made before any work so that an unwritable destination fails at once; each is removed
-  // unless its profile is complete.
-  std::map<std::string, std::unique_ptr<OutputFile>> outputs;
-  for (ProfileFormat f : o.formats)
-    outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
-  std::unique_ptr<OutputFile> meta_out;
-  if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
+namespace {
 
-  // AutoFDO needs the debug info; a binary without it still gets its other profiles, and the
-  // error is reported after them.
-  std::string debug_error;
-  const bool needs_debug = std::any_of(o.formats.begin(), o.formats.end(),
-                                       [](ProfileFormat f) { return f->debug_info; });
-  const bool all_need_debug = std::all_of(o.formats.begin(), o.formats.end(),
-                                          [](ProfileFormat f) { return f->debug_info; });
-  if (needs_debug && !target->debug()) {
-    if (all_need_debug) throw CliError(target->debug_error());
-    debug_error = target->debug_error();
-  }
+// What a conversion keeps of its input once it is read.
+struct ReadInput {
+  PipelineCounts tally;
+  ImageCounts counts;                 // the binary's
+  std::optional<FunctionProfile> fp;  // per function symbol, when a format or BAT needs them
+  std::vector<std::string> events;    // of the binary's samples
+  std::string spe_summary;            // spe_summary_line() of the recording
+};
 
+// Reads the input into the binary's counts, or throws CliError when it has none of them (after
+// a warning when the binary was matched by file name only).
+ReadInput read_input(const ConvertOptions& o, const std::string& input,
+                     const std::shared_ptr<LoadedImage>& target) {
   std::unique_ptr<RecordSource> source;
   if (!o.perf_script.empty()) {
     source = PerfScriptReader::open(o.perf_script);
@@ -219,7 +174,9 @@ int run_convert(const ConvertOptions& o) {
   }
   finish_progress();
 
-  PipelineCounts tally = pipeline.counts();
+  ReadInput out;
+  PipelineCounts& tally = out.tally;
+  tally = pipeline.counts();
   const std::vector<int32_t> slots = pipeline.profiled_slots();
   static const ImageProfile kNoSamples(*target, false);
   const ImageProfile& profile = slots.empty() ? kNoSamples : *pipeline.profile(slots.front());
@@ -228,11 +185,10 @@ int run_convert(const ConvertOptions& o) {
   const bool function_symbols = target->bolted().status() != BatStatus::NotBolted ||
                                 std::any_of(o.formats.begin(), o.formats.end(),
                                             [](ProfileFormat f) { return f->function_symbols; });
-  std::optional<FunctionProfile> fp;
   if (function_symbols) {
-    fp = FunctionProfile::build(profile.ips(), target->symbols(), &target->bolted());
-    tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= fp->unsymbolized;
-    tally.outcomes.add(SampleOutcome::NoSymbol, fp->unsymbolized);
+    out.fp = FunctionProfile::build(profile.ips(), target->symbols(), &target->bolted());
+    tally.outcomes.counts[static_cast<size_t>(SampleOutcome::Mapped)] -= out.fp->unsymbolized;
+    tally.outcomes.add(SampleOutcome::NoSymbol, out.fp->unsymbolized);
   }
 
   if (tally.samples == 0) {
@@ -284,14 +240,88 @@ int run_convert(const ConvertOptions& o) {
                    input.c_str(), why.c_str(), o.binary.c_str());
     }
   }
-  std::vector<std::string> events;
   for (size_t i = 0; i < tally.per_attr.size() && i < source->session().attrs.size(); ++i) {
-    if (tally.per_attr[i]) events.push_back(source->session().attrs[i].name);
+    if (tally.per_attr[i]) out.events.push_back(source->session().attrs[i].name);
   }
+  out.counts = profile.counts(out.events, function_symbols);
+  out.spe_summary = spe_summary_line(source->session());
+  return out;
+}
+
+}  // namespace
+
+int run_convert(const ConvertOptions& o) {
+  if (o.perf_data.empty() == o.perf_script.empty()) {
+    throw CliError("name the input: -p PERF.DATA or --perf-script FILE", 2);
+  }
+  const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
+  if (o.formats.size() > 1 && o.output == "-") {
+    throw CliError("-o -: several formats are written into a directory, not to standard output", 2);
+  }
+  if (!o.perf_script.empty() && is_perf_data_file(o.perf_script)) {
+    throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p",
+                   2);
+  }
+  // One render: each address is symbolized once, nothing is kept for a next one.
+  std::shared_ptr<LoadedImage> target = LoadedImage::open_file(
+      o.binary, ImageLoadOptions{o.debug_dirs, conversion_threads(), /*keep_symbolized=*/false});
+  if (o.kernel && target->kind() != ImageKind::Kernel &&
+      target->kind() != ImageKind::KernelModule) {
+    throw CliError(
+        o.binary +
+            ": --kernel: not a kernel image (an ET_EXEC linked in the upper half of the address "
+            "space, with a _text or _stext symbol) nor a kernel module (ET_REL)",
+        2);
+  }
+  if (target->translator().empty()) {
+    // A module from a perf.data is placed with .text at the start of its memory (perf records
+    // no section layout, and assumes as much): one without code in .text has nothing placed.
+    throw CliError(o.binary + (target->kind() == ImageKind::Kernel
+                                   ? ": a kernel image without a _text or _stext symbol"
+                               : target->kind() == ImageKind::KernelModule
+                                   ? ": a kernel module without code in .text: a "
+                                     "recording gives no other section's place"
+                                   : ": has no executable segment"));
+  }
+  if (o.formats.size() > 1) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.output, ec);
+    if (ec || !std::filesystem::is_directory(o.output)) {
+      throw CliError(o.output + ": cannot create the output directory" +
+                     (ec ? ": " + ec.message() : std::string()));
+    }
+  }
+  // Made before any work so that an unwritable destination fails at once; each is removed
+  // unless its profile is complete.
+  std::map<std::string, std::unique_ptr<OutputFile>> outputs;
+  for (ProfileFormat f : o.formats)
+    outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
+  std::unique_ptr<OutputFile> meta_out;
+  if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
+
+  // AutoFDO needs the debug info; a binary without it still gets its other profiles, and the
+  // error is reported after them.
+  std::string debug_error;
+  const bool needs_debug = std::any_of(o.formats.begin(), o.formats.end(),
+                                       [](ProfileFormat f) { return f->debug_info; });
+  const bool all_need_debug = std::all_of(o.formats.begin(), o.formats.end(),
+                                          [](ProfileFormat f) { return f->debug_info; });
+  if (needs_debug && !target->debug()) {
+    if (all_need_debug) throw CliError(target->debug_error());
+    debug_error = target->debug_error();
+  }
+
+  // The recording, the process table and the aggregator are let go once read: what the
+  // rendering needs of them is a small part of their memory.
+  ReadInput in = read_input(o, input, target);
+  const uint64_t samples_in_binary = in.counts.ips.total();
+  const ImageCounts& counts = in.counts;
+  const std::optional<FunctionProfile>& fp = in.fp;
+  const PipelineCounts& tally = in.tally;
+  const std::vector<std::string>& events = in.events;
   RenderRequest request;
   request.formats = o.formats;
   request.no_lbr = o.no_lbr;
-  const ImageCounts counts = profile.counts(events, function_symbols);
   const RenderedProfiles rendered = render_profiles(*target, counts, request);
   for (const auto& [format, why] : rendered.missing) {
     // What lacks debug info is said after the other profiles are written; anything else the
@@ -305,7 +335,7 @@ int run_convert(const ConvertOptions& o) {
   for (const auto& [name, content] : rendered.files) outputs.at(name)->stage(content);
   if (meta_out) {
     ImageMeta meta;
-    meta.samples = profile.samples();
+    meta.samples = samples_in_binary;
     meta.events = events;
     if (counts.branches) meta.branch_stacks = counts.branches->stacks;
     meta.input = input;
@@ -316,7 +346,7 @@ int run_convert(const ConvertOptions& o) {
   for (const auto& [name, content] : rendered.files) outputs.at(name)->commit();
   if (meta_out) meta_out->commit();
   if (!o.quiet) {
-    print_summary(o, source->session(), tally, profile.samples(), fp ? &*fp : nullptr);
+    print_summary(o, in.spe_summary, tally, samples_in_binary, fp ? &*fp : nullptr);
     if (target->bolted().status() != BatStatus::NotBolted)
       print_translation(o.binary, target->bolted(), *fp);
     std::fprintf(stderr, "profcollect: wrote %s\n",

@@ -47,6 +47,8 @@ const std::vector<Variant>& variants() {
       {"hot_cet", "hot_cet", "hot_cet", "hot_cet", {}, "_Z3hoti"},
       {"hot_gcc", "hot_gcc", "hot_gcc", "hot_gcc", {}, "_Z3hoti"},
       {"vec", "vec", "vec", "vec", {}, "_Z9histogramPKfi"},
+      // Hot functions whose DWARF lies inside another function's (a lambda, a local class).
+      {"nested", "nested", "nested", "nested", {}, "operator()"},
       {"split", "split", "split/hot_split", "ref/hot_split", {"debug"}, "_Z3hoti"},
       {"debuglink", "split", "link/hot_split", "ref/hot_split", {}, "_Z3hoti"},
       {"dwo", "dwo", "dwo/hot_dwo", "dwo/hot_dwo", {}, "_Z3hoti"},
@@ -89,7 +91,9 @@ TEST_P(AutofdoIpTest, ProfileEqualsLlvmProfgenLeadingIpOnly) {
   std::unique_ptr<AutofdoBinary> binary = open_binary();
   AutofdoStats stats;
   const std::string ours = write_autofdo_from_ips(ips, *binary, &stats);
-  EXPECT_EQ(stats.samples_not_code, 0u) << "samples off instruction boundaries";
+  // A sample may land where no sweep starts instructions (the PLT, which llvm-profgen leaves
+  // out too); addresses translated wrongly would put most of them off instruction boundaries.
+  EXPECT_LT(stats.samples_not_code * 100, ips.total()) << "samples off instruction boundaries";
   EXPECT_GT(stats.functions, 1u);
 
   const std::string expected = reference();
