@@ -70,7 +70,7 @@ class DwarfSymbolizer {
 
   enum class Answers { Keep, Forget };
   // What symbolizing has cost so far: addresses answered from DWARF (not from the cache), and
-  // walks of a unit's DIEs for its address map.
+  // walks of DIEs for an address map (an outer subprogram's subtree, or a whole unit's).
   struct Counts {
     uint64_t addresses = 0;
     uint64_t unit_walks = 0;
