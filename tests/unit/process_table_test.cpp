@@ -3,21 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/mmap_records.h"
+
 namespace profcollect {
 namespace {
-
-MmapRecord mmap(uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string_view file,
-                bool exec = true) {
-  MmapRecord r;
-  r.pid = r.tid = pid;
-  r.start = start;
-  r.len = len;
-  r.pgoff = pgoff;
-  r.filename = file;
-  r.executable = exec;
-  r.is_mmap2 = true;
-  return r;
-}
 
 std::string file_at(const ProcessTable& t, uint32_t pid, uint64_t addr) {
   const Mapping* m = t.find(pid, addr, CpuMode::User);
@@ -26,8 +15,8 @@ std::string file_at(const ProcessTable& t, uint32_t pid, uint64_t addr) {
 
 TEST(ProcessTable, LookupFindsTheMappingHoldingTheAddress) {
   ProcessTable t;
-  t.on_mmap(mmap(10, 0x1000, 0x1000, 0, "/bin/a"));
-  t.on_mmap(mmap(10, 0x3000, 0x2000, 0x1000, "/lib/b.so"));
+  t.on_mmap(user_mmap(10, 0x1000, 0x1000, 0, "/bin/a"));
+  t.on_mmap(user_mmap(10, 0x3000, 0x2000, 0x1000, "/lib/b.so"));
   EXPECT_EQ(file_at(t, 10, 0x1000), "/bin/a");
   EXPECT_EQ(file_at(t, 10, 0x1fff), "/bin/a");
   EXPECT_EQ(file_at(t, 10, 0x2000), "");
@@ -49,8 +38,8 @@ class ProcessTableOverlap : public ::testing::TestWithParam<OverlapCase> {};
 TEST_P(ProcessTableOverlap, NewMappingReplacesWhatItCovers) {
   const auto& c = GetParam();
   ProcessTable t;
-  t.on_mmap(mmap(1, 0x10000, 0x4000, 0x100000, "/old"));
-  t.on_mmap(mmap(1, c.new_start, c.new_len, 0, "/new"));
+  t.on_mmap(user_mmap(1, 0x10000, 0x4000, 0x100000, "/old"));
+  t.on_mmap(user_mmap(1, c.new_start, c.new_len, 0, "/new"));
   for (const auto& [addr, file, pgoff] : c.expect) {
     const Mapping* m = t.find(1, addr, CpuMode::User);
     if (file.empty()) {
@@ -88,45 +77,45 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ProcessTable, ForkCopiesTheParentsMappingsAndLaterChangesStayApart) {
   ProcessTable t;
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/parent"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/parent"));
   TaskRecord fork;
   fork.pid = fork.tid = 200;
   fork.ppid = fork.ptid = 100;
   t.on_task(fork);
   EXPECT_EQ(file_at(t, 200, 0x1000), "/bin/parent");
-  t.on_mmap(mmap(200, 0x1000, 0x1000, 0, "/bin/child"));
+  t.on_mmap(user_mmap(200, 0x1000, 0x1000, 0, "/bin/child"));
   EXPECT_EQ(file_at(t, 200, 0x1000), "/bin/child");
   EXPECT_EQ(file_at(t, 100, 0x1000), "/bin/parent") << "the child's mmap must not reach the parent";
 }
 
 TEST(ProcessTable, NewThreadSharesItsProcess) {
   ProcessTable t;
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
   TaskRecord thread;
   thread.pid = thread.ppid = 100;
   thread.tid = 101;
   thread.ptid = 100;
   t.on_task(thread);
-  t.on_mmap(mmap(100, 0x5000, 0x1000, 0, "/lib/late.so"));
+  t.on_mmap(user_mmap(100, 0x5000, 0x1000, 0, "/lib/late.so"));
   EXPECT_EQ(file_at(t, 100, 0x5000), "/lib/late.so");
 }
 
 TEST(ProcessTable, ExecClearsTheAddressSpace) {
   ProcessTable t;
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/sh"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/sh"));
   CommRecord comm;
   comm.pid = comm.tid = 100;
   comm.exec = true;
   comm.comm = "hot";
   t.on_comm(comm);
   EXPECT_EQ(file_at(t, 100, 0x1000), "");
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/hot"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/hot"));
   EXPECT_EQ(file_at(t, 100, 0x1000), "/bin/hot");
 }
 
 TEST(ProcessTable, CommWithoutExecKeepsMappings) {
   ProcessTable t;
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
   CommRecord comm;
   comm.pid = comm.tid = 100;
   comm.comm = "renamed";
@@ -136,7 +125,7 @@ TEST(ProcessTable, CommWithoutExecKeepsMappings) {
 
 TEST(ProcessTable, ExitOfTheProcessEndsItButAThreadExitDoesNot) {
   ProcessTable t;
-  t.on_mmap(mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
+  t.on_mmap(user_mmap(100, 0x1000, 0x1000, 0, "/bin/a"));
   TaskRecord exit_thread;
   exit_thread.is_exit = true;
   exit_thread.pid = exit_thread.ppid = 100;
@@ -151,8 +140,8 @@ TEST(ProcessTable, ExitOfTheProcessEndsItButAThreadExitDoesNot) {
 
 TEST(ProcessTable, KernelSamplesUseTheKernelMappings) {
   ProcessTable t;
-  t.on_mmap(mmap(ProcessTable::kKernelPid, 0xffffffff81000000, 0x1000000, 0xffffffff81000000,
-                 "[kernel.kallsyms]_text"));
+  t.on_mmap(user_mmap(ProcessTable::kKernelPid, 0xffffffff81000000, 0x1000000, 0xffffffff81000000,
+                      "[kernel.kallsyms]_text"));
   const Mapping* m = t.find(100, 0xffffffff81001234, CpuMode::Kernel);
   ASSERT_NE(m, nullptr);
   EXPECT_TRUE(t.dso(m->dso).kernel);
@@ -161,11 +150,11 @@ TEST(ProcessTable, KernelSamplesUseTheKernelMappings) {
 
 TEST(ProcessTable, SameFileIsOneDsoAndARebuiltFileIsAnother) {
   ProcessTable t;
-  MmapRecord a = mmap(1, 0x1000, 0x1000, 0, "/bin/a");
+  MmapRecord a = user_mmap(1, 0x1000, 0x1000, 0, "/bin/a");
   a.ino = 5;
-  MmapRecord b = mmap(2, 0x1000, 0x1000, 0, "/bin/a");
+  MmapRecord b = user_mmap(2, 0x1000, 0x1000, 0, "/bin/a");
   b.ino = 5;
-  MmapRecord c = mmap(3, 0x1000, 0x1000, 0, "/bin/a");
+  MmapRecord c = user_mmap(3, 0x1000, 0x1000, 0, "/bin/a");
   c.ino = 6;
   t.on_mmap(a);
   t.on_mmap(b);

@@ -15,6 +15,7 @@
 #include "mapper/image_resolver.h"
 #include "mapper/loaded_image.h"
 #include "mapper/target_image_selector.h"
+#include "tests/support/mmap_records.h"
 #include "tests/unit/self_executable.h"
 
 namespace profcollect {
@@ -22,19 +23,6 @@ namespace {
 
 constexpr uint32_t kPid = 31, kOtherPid = 32;
 constexpr uint64_t kBase = 0x555555000000, kLibBase = 0x7f0000000000, kAnon = 0x7f1000000000;
-
-MmapRecord mmap_of(uint32_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
-                   const std::string& name) {
-  MmapRecord r;
-  r.pid = pid;
-  r.tid = pid;
-  r.start = start;
-  r.len = len;
-  r.pgoff = pgoff;
-  r.cpumode = CpuMode::User;
-  r.filename = name;
-  return r;
-}
 
 bool same(const ResolvedAddress& a, const ResolvedAddress& b) {
   return a.outcome == b.outcome && a.image == b.image && a.dso == b.dso &&
@@ -61,11 +49,11 @@ class ResolveMemoTest : public ::testing::Test {
     name_ = self_;
     for (uint32_t pid : {kPid, kOtherPid}) {
       const uint64_t base = pid == kPid ? kBase : kBase + 0x100000000;
-      processes_.on_mmap(mmap_of(pid, base, half, 0, name_));
+      processes_.on_mmap(user_mmap(pid, base, half, 0, name_));
       // A page apart from the first: a run of the first that ran on would be shifted wrongly.
-      processes_.on_mmap(mmap_of(pid, base + half + 0x1000, size_ - half, half, name_));
-      processes_.on_mmap(mmap_of(pid, kLibBase, 0x200000, 0, lib_));
-      processes_.on_mmap(mmap_of(pid, kAnon, 0x10000, 0, anon_));
+      processes_.on_mmap(user_mmap(pid, base + half + 0x1000, size_ - half, half, name_));
+      processes_.on_mmap(user_mmap(pid, kLibBase, 0x200000, 0, lib_));
+      processes_.on_mmap(user_mmap(pid, kAnon, 0x10000, 0, anon_));
     }
   }
 
@@ -156,7 +144,7 @@ TEST_F(ResolveMemoTest, AClearedMemoForgetsAMappingThatChanged) {
   const ResolvedAddress before = resolver.resolve(processes_, kPid, in_code, CpuMode::User, memo);
   ASSERT_EQ(before.outcome, SampleOutcome::Mapped);
   // The process maps anonymous memory over its code (a JIT, a new exec): the next sample.
-  processes_.on_mmap(mmap_of(kPid, kBase + code_begin_, 0x100000, 0, anon_));
+  processes_.on_mmap(user_mmap(kPid, kBase + code_begin_, 0x100000, 0, anon_));
   memo.clear();
   const ResolvedAddress after = resolver.resolve(processes_, kPid, in_code, CpuMode::User, memo);
   EXPECT_NE(after.outcome, SampleOutcome::Mapped);
