@@ -135,8 +135,11 @@ std::unique_ptr<DwarfFile> DwarfFile::reopen() const {
 void DwarfFile::open_relocated() {
   const std::string& path = file_->path();
   auto fail = [&path](const char* what) {
+    // libdwfl passes on libdw's message, which is none when libdw recorded no error.
+    const char* why = dwfl_errmsg(-1);
     throw DebugInfoError(DebugInfoError::Kind::Unreadable,
-                         path + ": cannot relocate its DWARF (" + what + "): " + dwfl_errmsg(-1));
+                         path + ": cannot relocate its DWARF (" + what +
+                             "): " + (why != nullptr ? why : "no reason given"));
   };
   dwfl_ = dwfl_begin(&kRelocatingCallbacks);
   if (dwfl_ == nullptr) fail("dwfl_begin");
