@@ -10,6 +10,7 @@
 #include <string>
 
 #include "collector/pipeline/interval_attribution.h"
+#include "tests/support/mmap_records.h"
 
 namespace profcollect {
 namespace {
@@ -26,16 +27,8 @@ class AttributionTest : public ::testing::Test {
   MmapRecord mmap(uint32_t pid, uint64_t start, uint64_t len, const std::string& path,
                   uint64_t pgoff = 0, bool executable = true) {
     names_.push_back(path);
-    MmapRecord m;
-    m.pid = m.tid = pid;
-    m.start = start;
-    m.len = len;
-    m.pgoff = pgoff;
-    m.is_mmap2 = true;
-    m.executable = executable;
-    m.cpumode = CpuMode::User;
+    MmapRecord m = user_mmap(pid, start, len, pgoff, names_.back(), executable);
     m.ino = std::hash<std::string>{}(path);
-    m.filename = names_.back();
     return m;
   }
   static CommRecord exec(uint32_t pid) {
