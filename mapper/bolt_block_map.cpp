@@ -4,6 +4,8 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -13,10 +15,32 @@ namespace {
 
 enum class Flow : uint8_t { Other, Call, Return, Jump, IndirectJump, ConditionalJump, Trap };
 
+// What an instruction contributes to a jump-table dispatch sequence (x86-64).
+enum class TablePart : uint8_t {
+  None,
+  LeaRip,        // lea VALUE(%rip), REG
+  LoadRel32,     // movslq (BASE,%idx,4), REG
+  AddReg,        // add BASE, REG (either may hold the table's address)
+  LoadAbs64,     // mov VALUE(,%idx,8), REG
+  JumpAbs64,     // jmp *VALUE(,%idx,8)
+  JumpRegister,  // jmp *REG
+};
+
 struct Decoded {
   uint64_t offset = 0;
   Flow flow = Flow::Other;
-  uint64_t target = UINT64_MAX;  // absolute address of a direct jump's target
+  uint64_t target = UINT64_MAX;       // absolute address of a direct jump's target
+  uint64_t call_target = UINT64_MAX;  // absolute address of a direct call's target
+  TablePart part = TablePart::None;
+  uint16_t reg = 0, base = 0;  // capstone x86_reg values
+  uint64_t value = 0;          // the table's address, for LeaRip, LoadAbs64, JumpAbs64
+};
+
+// A jump table found in the code: its address, entry size and the jump that uses it.
+struct JumpTable {
+  size_t jump = 0;  // index of the indirect jump in Decoded order
+  uint64_t address = 0;
+  bool relative = false;  // 4-byte entries relative to the table, else 8-byte addresses
 };
 
 bool ends_block(Flow flow) {
@@ -24,10 +48,13 @@ bool ends_block(Flow flow) {
          flow == Flow::ConditionalJump || flow == Flow::Trap;
 }
 
-Flow classify(csh handle, const cs_insn& insn, uint64_t& target) {
+Flow classify(csh handle, const cs_insn& insn, uint64_t& target, uint64_t& call_target) {
   const bool direct = insn.detail != nullptr && insn.detail->x86.op_count == 1 &&
                       insn.detail->x86.operands[0].type == X86_OP_IMM;
-  if (cs_insn_group(handle, &insn, CS_GRP_CALL)) return Flow::Call;
+  if (cs_insn_group(handle, &insn, CS_GRP_CALL)) {
+    if (direct) call_target = static_cast<uint64_t>(insn.detail->x86.operands[0].imm);
+    return Flow::Call;
+  }
   if (cs_insn_group(handle, &insn, CS_GRP_RET) || cs_insn_group(handle, &insn, CS_GRP_IRET))
     return Flow::Return;
   if (insn.id == X86_INS_UD2) return Flow::Trap;
@@ -37,6 +64,90 @@ Flow classify(csh handle, const cs_insn& insn, uint64_t& target) {
     return Flow::ConditionalJump;
   }
   return Flow::Other;
+}
+
+// The instruction's part in a jump-table dispatch, if any (x86-64).
+void classify_table_part(const cs_insn& insn, Decoded& d) {
+  if (insn.detail == nullptr) return;
+  const cs_x86& x = insn.detail->x86;
+  auto table_operand = [](const cs_x86_op& op, int scale) {
+    return op.type == X86_OP_MEM && op.mem.base == X86_REG_INVALID &&
+           op.mem.index != X86_REG_INVALID && op.mem.scale == scale &&
+           op.mem.segment == X86_REG_INVALID;
+  };
+  if (d.flow == Flow::IndirectJump && x.op_count == 1) {
+    if (x.operands[0].type == X86_OP_REG) {
+      d.part = TablePart::JumpRegister;
+      d.reg = static_cast<uint16_t>(x.operands[0].reg);
+    } else if (table_operand(x.operands[0], 8)) {
+      d.part = TablePart::JumpAbs64;
+      d.value = static_cast<uint64_t>(x.operands[0].mem.disp);
+    }
+    return;
+  }
+  if (x.op_count != 2 || x.operands[0].type != X86_OP_REG) return;
+  const cs_x86_op& src = x.operands[1];
+  d.reg = static_cast<uint16_t>(x.operands[0].reg);
+  if (insn.id == X86_INS_LEA && src.type == X86_OP_MEM && src.mem.base == X86_REG_RIP &&
+      src.mem.index == X86_REG_INVALID) {
+    d.part = TablePart::LeaRip;
+    d.value = insn.address + insn.size + static_cast<uint64_t>(src.mem.disp);
+  } else if (insn.id == X86_INS_MOVSXD && src.type == X86_OP_MEM &&
+             src.mem.base != X86_REG_INVALID && src.mem.index != X86_REG_INVALID &&
+             src.mem.scale == 4 && src.mem.disp == 0) {
+    d.part = TablePart::LoadRel32;
+    d.base = static_cast<uint16_t>(src.mem.base);
+  } else if (insn.id == X86_INS_ADD && src.type == X86_OP_REG) {
+    d.part = TablePart::AddReg;
+    d.base = static_cast<uint16_t>(src.reg);
+  } else if (insn.id == X86_INS_MOV && table_operand(src, 8)) {
+    d.part = TablePart::LoadAbs64;
+    d.value = static_cast<uint64_t>(src.mem.disp);
+  }
+}
+
+// What the instructions before an indirect jump say of it, read as BOLT 19 reads them: back to
+// the previous branch only.
+struct IndirectJump {
+  std::optional<JumpTable> table;
+  // The dispatch of a table whose address BOLT cannot find there (loaded further back, e.g.
+  // outside an interpreter's loop): BOLT then builds no CFG of the function, and neither do we.
+  bool unreadable_table = false;
+};
+
+IndirectJump read_indirect_jump(const std::vector<Decoded>& decoded, size_t jump) {
+  const Decoded& j = decoded[jump];
+  if (j.part == TablePart::JumpAbs64) return {JumpTable{jump, j.value, false}};
+  if (j.part != TablePart::JumpRegister) return {};
+  size_t first = jump;
+  while (first > 0 && !ends_block(decoded[first - 1].flow)) --first;
+  // mov TABLE(,%idx,8), %r; jmp *%r -- or add %b, %r; jmp *%r after movslq and lea.
+  size_t i = jump;
+  const uint16_t value_reg = j.reg;
+  uint16_t base_reg = 0;
+  while (i-- > first) {
+    const Decoded& d = decoded[i];
+    if (d.reg != j.reg || d.part == TablePart::None) continue;
+    if (d.part == TablePart::LoadAbs64) return {JumpTable{jump, d.value, false}};
+    if (d.part != TablePart::AddReg) return {};
+    base_reg = d.base;
+    break;
+  }
+  if (base_reg == 0) return {};
+  // Either register of the add may be the loaded entry; the other holds the table.
+  while (i-- > first) {
+    const Decoded& d = decoded[i];
+    if (d.part != TablePart::LoadRel32 || (d.reg != value_reg && d.reg != base_reg)) continue;
+    const uint16_t table_reg = d.reg == value_reg ? base_reg : value_reg;
+    if (d.base != table_reg) return {};
+    while (i-- > first) {
+      const Decoded& l = decoded[i];
+      if (l.reg == table_reg && l.part == TablePart::LeaRip)
+        return {JumpTable{jump, l.value, true}};
+    }
+    return {std::nullopt, true};
+  }
+  return {};
 }
 
 // AArch64: BL/BLR call; RET/ERET return; B is a jump (B.cond, CBZ/CBNZ, TBZ/TBNZ conditional),
@@ -93,8 +204,10 @@ struct BoltBlockMap::Impl {
   bool arm64 = false;
   csh handle = 0;
   cs_insn* insn = nullptr;
-  std::map<uint64_t, BoltFunctionBlocks> cache;  // by function address
-  std::vector<Decoded> decoded;                  // scratch, reused
+  std::map<uint64_t, BoltFunctionBlocks> cache;            // by function address
+  std::vector<Decoded> decoded;                            // scratch, reused
+  std::vector<std::pair<size_t, uint64_t>> table_targets;  // scratch: (jump, target offset)
+  std::vector<size_t> first_instruction;                   // scratch: per block, in decoded
 
   ~Impl() {
     if (insn != nullptr) cs_free(insn, 1);
@@ -126,24 +239,36 @@ struct BoltBlockMap::Impl {
       uint64_t at = address;
       if (!cs_disasm_iter(handle, &code, &left, &at, insn)) return result;  // not simple
       Decoded d{address - function.addr};
-      d.flow = arm64 ? classify_arm64(*insn, d.target) : classify(handle, *insn, d.target);
+      if (arm64) {
+        d.flow = classify_arm64(*insn, d.target);
+      } else {
+        d.flow = classify(handle, *insn, d.target, d.call_target);
+        classify_table_part(*insn, d);
+      }
       // Returns are known even in a function that turns out not simple: BOLT ignores branches
       // from a return wherever it can decode one.
       if (d.flow == Flow::Return) result.return_offsets.push_back(d.offset);
       decoded.push_back(d);
       address += insn->size;
     }
+    auto instruction_at = [&](uint64_t offset) {
+      auto it = std::lower_bound(decoded.begin(), decoded.end(), offset,
+                                 [](const Decoded& x, uint64_t o) { return x.offset < o; });
+      return it != decoded.end() && it->offset == offset;
+    };
 
-    // Block starts: entry, direct targets inside the function, and what follows a block end.
+    // Block starts: entry, direct targets inside the function, jump-table targets, and what
+    // follows a block end.
     std::vector<uint64_t> starts{0};
     for (const Decoded& d : decoded) {
       if (d.target == UINT64_MAX || d.target < function.addr || d.target >= end) continue;
       const uint64_t offset = d.target - function.addr;
-      auto it = std::lower_bound(decoded.begin(), decoded.end(), offset,
-                                 [](const Decoded& x, uint64_t o) { return x.offset < o; });
-      if (it == decoded.end() || it->offset != offset) return result;  // into an instruction
+      if (!instruction_at(offset)) return result;  // into an instruction
       starts.push_back(offset);
     }
+    table_targets.clear();  // (jump index, target offset)
+    if (!arm64 && !read_jump_tables(function.addr, end, instruction_at)) return result;
+    for (const auto& [jump, offset] : table_targets) starts.push_back(offset);
     for (size_t i = 0; i + 1 < decoded.size(); ++i) {
       if (!ends_block(decoded[i].flow)) continue;
       // BOLT keeps "jcc a; jmp b" in one block.
@@ -155,15 +280,22 @@ struct BoltBlockMap::Impl {
 
     // Walk the blocks: each runs from its start to the instruction before the next start.
     size_t next_start = 1;
+    first_instruction.clear();
     for (size_t i = 0; i < decoded.size(); ++i) {
       if (result.blocks.empty() ||
           (next_start < starts.size() && decoded[i].offset == starts[next_start])) {
         if (!result.blocks.empty()) ++next_start;
         result.blocks.push_back(BoltBlock{decoded[i].offset, decoded[i].offset});
+        first_instruction.push_back(i);
       }
       BoltBlock& block = result.blocks.back();
       block.last_offset = decoded[i].offset;
+      ++block.instructions;
       block.ends_in_call = decoded[i].flow == Flow::Call;
+      if (decoded[i].flow == Flow::Call && decoded[i].call_target != UINT64_MAX) {
+        result.calls.push_back(BoltCall{static_cast<uint32_t>(result.blocks.size() - 1),
+                                        decoded[i].offset, decoded[i].call_target});
+      }
       const uint64_t next_offset = i + 1 < decoded.size() ? decoded[i + 1].offset : size;
       switch (decoded[i].flow) {
         case Flow::Return:
@@ -185,8 +317,113 @@ struct BoltBlockMap::Impl {
           block.falls_through = true;
       }
     }
+    add_edges(result, function.addr, end);
     result.simple = true;
     return result;
+  }
+
+  // Reads the tables of the function's indirect jumps into table_targets: entries while they are
+  // instruction starts of the function, up to the next table the function uses. False when a
+  // table cannot be found where BOLT looks for it (the function is then not simple).
+  template <typename InstructionAt>
+  bool read_jump_tables(uint64_t begin, uint64_t end, const InstructionAt& instruction_at) {
+    constexpr size_t kMaxEntries = 4096;
+    std::vector<JumpTable> tables;
+    for (size_t i = 0; i < decoded.size(); ++i) {
+      if (decoded[i].flow != Flow::IndirectJump) continue;
+      const IndirectJump jump = read_indirect_jump(decoded, i);
+      if (jump.unreadable_table) return false;
+      if (jump.table) tables.push_back(*jump.table);
+    }
+    for (const JumpTable& table : tables) {
+      const ElfSection* section = binary->section_containing(table.address);
+      if (section == nullptr || !section->has_file_data()) continue;
+      const std::span<const uint8_t> bytes = binary->section_bytes(*section);
+      const uint64_t width = table.relative ? 4 : 8;
+      for (size_t n = 0; n < kMaxEntries; ++n) {
+        const uint64_t at = table.address + n * width;
+        if (n > 0 && std::any_of(tables.begin(), tables.end(),
+                                 [&](const JumpTable& t) { return t.address == at; }))
+          break;
+        if (at < section->addr || at - section->addr > bytes.size() ||
+            bytes.size() - (at - section->addr) < width)
+          break;
+        uint64_t target;
+        if (table.relative) {
+          int32_t entry;
+          std::memcpy(&entry, bytes.data() + (at - section->addr), sizeof entry);
+          target = table.address + static_cast<uint64_t>(static_cast<int64_t>(entry));
+        } else {
+          std::memcpy(&target, bytes.data() + (at - section->addr), sizeof target);
+        }
+        if (target < begin || target >= end || !instruction_at(target - begin)) break;
+        table_targets.emplace_back(table.jump, target - begin);
+      }
+    }
+    return true;
+  }
+
+  // The control-flow edges of each block, after the blocks are known.
+  void add_edges(BoltFunctionBlocks& f, uint64_t begin, uint64_t end) const {
+    auto block_at = [&](uint64_t offset) {
+      auto it = std::lower_bound(f.blocks.begin(), f.blocks.end(), offset,
+                                 [](const BoltBlock& b, uint64_t o) { return b.offset < o; });
+      return static_cast<uint32_t>(it - f.blocks.begin());
+    };
+    for (uint32_t b = 0; b < f.blocks.size(); ++b) {
+      BoltBlock& block = f.blocks[b];
+      const size_t edges_before = f.edges.size();
+      auto add = [&](uint32_t to, uint64_t branch_offset) {
+        for (size_t e = edges_before; e < f.edges.size(); ++e)
+          if (f.edges[e].to == to) return;
+        f.edges.push_back(BoltEdge{b, to, branch_offset});
+      };
+      auto add_taken = [&](const Decoded& jump) {
+        if (jump.target >= begin && jump.target < end)
+          add(block_at(jump.target - begin), jump.offset);
+        else
+          block.leaves = true;  // a tail call, or a jump whose target is unknown
+      };
+      const size_t last =
+          b + 1 < f.blocks.size() ? first_instruction[b + 1] - 1 : decoded.size() - 1;
+      const Decoded& d = decoded[last];
+      const bool has_next = b + 1 < f.blocks.size();
+      switch (d.flow) {
+        case Flow::Return:
+          block.leaves = true;
+          break;
+        case Flow::Trap:
+          break;
+        case Flow::Jump:
+          if (last > first_instruction[b] && decoded[last - 1].flow == Flow::ConditionalJump)
+            add_taken(decoded[last - 1]);
+          add_taken(d);
+          break;
+        case Flow::ConditionalJump:
+          add_taken(d);
+          if (has_next)
+            add(b + 1, BoltEdge::kFallThrough);
+          else
+            block.leaves = true;
+          break;
+        case Flow::IndirectJump: {
+          bool known = false;
+          for (const auto& [jump, offset] : table_targets) {
+            if (jump != last) continue;
+            add(block_at(offset), d.offset);
+            known = true;
+          }
+          block.unknown_successors = !known;
+          block.leaves = !known;
+          break;
+        }
+        default:
+          if (has_next)
+            add(b + 1, BoltEdge::kFallThrough);
+          else
+            block.leaves = true;
+      }
+    }
   }
 };
 
@@ -215,6 +452,8 @@ const BoltFunctionBlocks& BoltBlockMap::blocks(const FunctionSymbol& function) {
 void BoltBlockMap::drop_cached() {
   impl_->cache = decltype(impl_->cache)();
   impl_->decoded = decltype(impl_->decoded)();  // not `= {}`, which keeps the capacity
+  impl_->table_targets = decltype(impl_->table_targets)();
+  impl_->first_instruction = decltype(impl_->first_instruction)();
 }
 
 }  // namespace profcollect

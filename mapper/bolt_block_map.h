@@ -11,10 +11,22 @@
 //   it ends in a conditional jump that is not followed by a jump of its own, or when its jump
 //   goes to the next block.
 //
+// - on x86-64, the targets of a jump table are block starts and successors of its indirect jump,
+//   as BOLT's jump-table analysis finds them: `jmp *TABLE(,%idx,8)` or `mov TABLE(,%idx,8),%r;
+//   jmp *%r` (absolute 8-byte entries, non-PIC code) and `lea TABLE(%rip),%b; movslq
+//   (%b,%idx,4),%r; add %b,%r; jmp *%r` (4-byte entries relative to the table, PIC code); a
+//   table's entries are read while they are instruction starts of the function, up to the next
+//   table the function uses. BOLT looks for the table's address back to the previous branch
+//   only: a dispatch whose table is loaded further back leaves the function not simple.
+//
 // A function that does not decode from end to end, or whose jump lands inside an instruction,
-// is "not simple": BOLT ignores fall-through ranges in it. Not modelled: jump-table targets as
-// block starts, calls to no-return functions, landing pads. x86-64 and AArch64 (there judged
-// only on taken-branch profiles, the edges Arm SPE gives, by llvm-bolt's acceptance).
+// is "not simple": BOLT ignores fall-through ranges in it. Not modelled: calls to no-return
+// functions, landing pads, jump tables on AArch64. x86-64 and AArch64 (there judged only on
+// taken-branch profiles, the edges Arm SPE gives, by llvm-bolt's acceptance).
+//
+// The blocks' edges (each with the jump that takes it) and the function's direct calls make the
+// control-flow graph that counts are inferred on when there are no branch stacks
+// (output/format_bolt_inferred.cpp).
 #pragma once
 
 #include <cstdint>
@@ -30,14 +42,35 @@ namespace profcollect {
 struct BoltBlock {
   uint64_t offset = 0;         // from the function's start
   uint64_t last_offset = 0;    // of its last instruction
+  uint32_t instructions = 0;   // how many it holds
   bool ends_in_call = false;   // its last instruction is a call
   bool falls_through = false;  // the next block (in address order) is one of its successors
+  // Control may leave the function from it: a return, a jump out of the function (tail call),
+  // an indirect jump whose targets are unknown, or the function's end reached without a jump.
+  bool leaves = false;
+  bool unknown_successors = false;  // an indirect jump whose targets are unknown
+};
+
+// An edge of the function's control-flow graph.
+struct BoltEdge {
+  static constexpr uint64_t kFallThrough = UINT64_MAX;
+  uint32_t from = 0, to = 0;              // block indices
+  uint64_t branch_offset = kFallThrough;  // the jump taking it, or kFallThrough
+};
+
+// A direct call made by the function.
+struct BoltCall {
+  uint32_t block = 0;
+  uint64_t offset = 0;  // of the call instruction
+  uint64_t target = 0;  // the called address
 };
 
 struct BoltFunctionBlocks {
   bool simple = false;
   std::vector<BoltBlock> blocks;         // by offset
   std::vector<uint64_t> return_offsets;  // sorted offsets of return instructions
+  std::vector<BoltEdge> edges;           // by source block, then as the code has them
+  std::vector<BoltCall> calls;           // by offset
 
   // Index of the block holding the offset (the last block starting at or before it), or -1.
   int block_containing(uint64_t offset) const;
