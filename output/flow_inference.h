@@ -1,0 +1,87 @@
+// Profile inference on a control-flow graph: turns noisy per-block execution estimates (from IP
+// samples, on machines without branch records) into block and edge counts that conserve flow.
+// It follows the model of LLVM's "profi" (He et al., "Profile Inference Revisited", POPL 2022;
+// llvm/lib/Transforms/Utils/SampleProfileInference.cpp), implemented here on its own.
+//
+// The network. Every block b is split into in(b) and out(b): the arc in(b) -> out(b) carries
+// the block's count, and a CFG edge u -> v is an arc out(u) -> in(v) carrying the edge's count.
+// A source S feeds the entry blocks, exit blocks drain into a sink T, and the arc T -> S closes
+// the circulation, so any flow on the network is a conserving profile. Moving a block's count
+// away from its estimate costs, per unit (profi's SampleProfileProfiCostBlock* defaults):
+//
+//                              raise  lower
+//   block with samples           10     20   lowering throws away evidence that it ran
+//   block of a sampled function  11      -   with 0 samples: flow prefers the sampled way
+//   entry block                  40     10   inventing calls is the least likely correction
+//   unknown block (known=false)   0      0   no estimate: free
+//   edge marked unlikely        2^30     -   taken only when nothing else conserves flow
+//
+// The estimate w of a block is laid on its arc first, which leaves w units of excess at out(b)
+// and w of deficit at in(b); the cheapest way to route every excess to a deficit is the cheapest
+// correction. All costs are non-negative, so successive shortest paths (Dijkstra with
+// potentials) solve it exactly: an input that already conserves flow costs 0 and comes back
+// unchanged. Costs stay in int64 without overflow: only distances are summed (never
+// flow times cost), and weights whose total passes 2^56 are scaled down first (see unit_shift).
+//
+// Ties. Linear costs leave many optimal flows (raising either arm of a branch costs the same).
+// Within one shortest distance the excess goes down a level graph and is split evenly among
+// equally good arcs (profi's even flow distribution). Afterwards, as profi does:
+//   - a block whose flow no positive-flow path from an entry reaches (a loop carrying its own
+//     samples while its way in has none) is joined to an entry: first by rerouting flow so that
+//     every count stays as it is (exact inputs usually allow it), else, as profi, by adding
+//     one unit along the likeliest path from an entry through it to an exit;
+//   - flow through a region without evidence (profi: unknown blocks; here also blocks with 0
+//     samples) from a sampled block to the single sampled block it leads to is split evenly at
+//     every branch, when every way through the region costs the same (so it stays cheapest).
+//
+// Decisions beyond profi:
+//   - flow enters only at entry blocks: a block that no entry reaches gets 0 and its weight is
+//     counted in InferredFlow::unreachable_weight (a landing pad or an indirect-jump target that
+//     the CFG does not link must be marked entry by the caller);
+//   - a block with no successors is an exit, and so is every block of a loop that no exit can
+//     be reached from (a strongly connected component no edge leaves: a server's main loop, a
+//     spin around a call that never returns): the samples say it ran, so its flow leaves there;
+//   - with no block marked entry, block 0 is the entry.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace profcollect {
+
+struct FlowGraph {
+  struct Block {
+    // Estimated execution count from samples (0: sampled function, no samples here).
+    uint64_t weight = 0;
+    // False: no estimate at all (costs nothing to change).
+    bool known = true;
+    // Flow may enter here from outside (the function's entry; also blocks nothing reaches).
+    bool entry = false;
+    // Flow may leave here (returns, tail calls, indirect jumps of unknown targets).
+    bool exit = false;
+  };
+  struct Edge {
+    uint32_t from = 0, to = 0;
+    // Optional hint: an edge to prefer less (e.g. to a block ending in a trap).
+    bool unlikely = false;
+  };
+  std::vector<Block> blocks;
+  std::vector<Edge> edges;  // self-loops allowed; parallel edges allowed (treated independently)
+};
+
+struct InferredFlow {
+  std::vector<uint64_t> blocks;  // per block: the inferred execution count
+  std::vector<uint64_t> edges;   // per edge, same order as FlowGraph::edges
+  uint64_t entered = 0;          // total flow entering through entry blocks
+  // Known weight on blocks no entry reaches, left out (saturates at 2^64 - 1).
+  uint64_t unreachable_weight = 0;
+  // Counts are in units of 2^unit_shift samples. 0 unless the weights sum past 2^56 (they are
+  // scaled down to fit) and the result scaled back up would not fit in 64 bits.
+  uint32_t unit_shift = 0;
+};
+
+// Deterministic; never throws except std::invalid_argument for an edge naming a block that does
+// not exist, or 2^28 blocks or edges and more.
+InferredFlow infer_flow(const FlowGraph& graph);
+
+}  // namespace profcollect
