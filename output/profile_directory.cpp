@@ -283,6 +283,8 @@ ProfileDirectory read_profile_directory(const DirectoryHandle& dir,
                              ": set aside by an earlier run as unreadable; not read");
     } else if (entry.starts_with(".") || is_profile_file(entry)) {
       continue;  // hidden: a write in progress or left by a killed run
+    } else if (ProfileFormat f = format_with_file(entry); f && f->merge_renders) {
+      out.rendered_again.push_back(f);
     } else if (ProfileFormat f = format_with_file(entry)) {
       out.left_out.push_back(dir.path_of(entry) + ": " + std::string(f->name) +
                              " profiles are not merged");

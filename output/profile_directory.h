@@ -84,6 +84,8 @@ struct ProfileDirectory {
   std::map<std::string, std::string> format_files;
   // Each profile file's total as read (see above), for sums checked against 2^64.
   std::map<std::string, uint64_t> totals;
+  // The formats whose files are there and which merge renders again (FormatSpec::merge_renders).
+  std::vector<ProfileFormat> rendered_again;
   // Entries not read, with the reason (set-aside files, unsymbolized profiles, others).
   std::vector<std::string> left_out;
   std::vector<std::string> set_aside;  // names of the files set aside by an earlier run

@@ -7,15 +7,13 @@ namespace profcollect {
 // The entries, each defined in its format's own file (output/format_NAME.cpp).
 extern const FormatSpec kBoltFormat;
 extern const FormatSpec kPreaggFormat;
+extern const FormatSpec kBoltInferredFormat;
 extern const FormatSpec kAutofdoFormat;
 extern const FormatSpec kUnsymbolizedFormat;
 
 const std::vector<ProfileFormat>& profile_formats() {
   static const std::vector<ProfileFormat> formats = {
-      &kBoltFormat,
-      &kPreaggFormat,
-      &kAutofdoFormat,
-      &kUnsymbolizedFormat,
+      &kBoltFormat, &kPreaggFormat, &kBoltInferredFormat, &kAutofdoFormat, &kUnsymbolizedFormat,
   };
   return formats;
 }

@@ -69,6 +69,9 @@ struct FormatSpec {
   std::optional<uint64_t> (*total)(std::string_view text, std::string* why) = nullptr;
   // A merger of the format's files (merge); set exactly when `total` is.
   std::unique_ptr<FormatMerger> (*merger)() = nullptr;
+  // Not a sum of its files: merge renders it again from the summed counts and the binary (an
+  // inference over the samples is not additive). Only for a format without `merger`.
+  bool merge_renders = false;
 };
 
 using ProfileFormat = const FormatSpec*;
@@ -87,7 +90,7 @@ struct FormatListError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 std::vector<ProfileFormat> parse_format_list(const std::string& list, bool kernel = false);
-// "bolt, preagg, autofdo, unsymbolized" (the kernel's when `kernel`).
+// "bolt, preagg, bolt-inferred, autofdo, unsymbolized" (the kernel's when `kernel`).
 std::string format_names(bool kernel = false);
 // The formats live collection writes when settings name none.
 std::vector<ProfileFormat> live_default_formats();

@@ -35,6 +35,8 @@ struct MergedBinary {
   std::map<std::string, uint64_t> totals;
   // The build-ids of the BOLTed binaries whose translated profiles were added (see below).
   std::set<std::string> bolted_build_ids;
+  // Formats an input had that are rendered again from the summed counts (merge_renders).
+  std::set<ProfileFormat> rendered_again;
 };
 
 // A directory of a BOLTed binary whose profiles BAT translated holds the input binary's
@@ -135,6 +137,7 @@ void add_directory(MergedBinary& m, const ProfileDirectory& d, bool first,
     m.counts.add(d.counts);
   }
   if (!d.no_lbr_file.empty()) m.no_lbr = true;
+  if (!translated) m.rendered_again.insert(d.rendered_again.begin(), d.rendered_again.end());
   for (const auto& [file, text] : d.format_files) {
     if (translated && !kept_when_translated(file)) continue;
     std::unique_ptr<FormatMerger>& merger = m.formats[file];
@@ -152,9 +155,65 @@ struct MergedFiles {
   std::vector<std::pair<std::string, std::string>> files;
   ImageMeta meta;
   RenderedProfiles rendered;
+  std::vector<std::string> warnings;  // formats not rendered again, and why
 };
 
+// The binary the directory is a profile of, for the formats merge renders again: the file at
+// meta.json's path, if it is still that binary (same build-id); else nullptr and why.
+std::shared_ptr<LoadedImage> binary_of(const MergedBinary& m, std::string& why) {
+  if (m.identity.build_id.empty()) {
+    why = "the binary has no build-id to check " + m.identity.path + " against";
+    return nullptr;
+  }
+  try {
+    ImageLoadOptions options;
+    options.keep_symbolized = false;
+    std::shared_ptr<LoadedImage> image = LoadedImage::open_file(m.identity.path, options);
+    if (image->identity().build_id != m.identity.build_id) {
+      why = m.identity.path + " is another build now (build-id " +
+            image->identity().build_id.to_hex() + ", not " + m.identity.build_id.to_hex() + ")";
+      return nullptr;
+    }
+    return image;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return nullptr;
+  }
+}
+
+// The binary, opened the first time a format made again needs it.
+struct BinaryForRender {
+  bool tried = false;
+  std::shared_ptr<LoadedImage> image;
+  std::string why;  // when there is none
+};
+
+// A format an input had that is made again from the summed counts, rendered with the binary,
+// or left out with a warning naming why.
+void render_again(const MergedBinary& m, ProfileFormat f, BinaryForRender& binary,
+                  RenderedProfiles& rendered, std::vector<std::string>& warnings) {
+  if (!binary.tried) {
+    binary.tried = true;
+    binary.image = binary_of(m, binary.why);
+  }
+  FormatResult r;
+  if (binary.image) {
+    r = f->render(FormatInput{*binary.image, m.counts,
+                              m.counts.branches ? &*m.counts.branches : nullptr, false, nullptr});
+  }
+  if (!binary.image || !r.missing.empty()) {
+    warnings.push_back(std::string(f->file) + " of " + m.first_path +
+                       " and the others: not made (" + (binary.image ? r.missing : binary.why) +
+                       ")");
+    return;
+  }
+  rendered.files.emplace_back(std::string(f->file), std::move(r.content));
+  if (r.meta.is_object()) rendered.meta.update(r.meta);
+}
+
 MergedFiles files_of(const MergedBinary& m) {
+  std::vector<std::string> warnings;
+  BinaryForRender binary;
   RenderedProfiles rendered;  // the profile files meta.json lists, in the registry's order
   // bolt.fdata is branch fdata when any input's was; else the IP samples' no_lbr profile.
   rendered.branch_fdata = m.formats.count("bolt.fdata") > 0;
@@ -164,6 +223,8 @@ MergedFiles files_of(const MergedBinary& m) {
       rendered.files.emplace_back(file, it->second->text());
     } else if (f == format_named("bolt") && m.no_lbr) {
       rendered.files.emplace_back(file, format_no_lbr_fdata(m.counts.no_lbr));
+    } else if (m.rendered_again.count(f)) {
+      render_again(m, f, binary, rendered, warnings);
     }
   }
 
@@ -183,6 +244,7 @@ MergedFiles files_of(const MergedBinary& m) {
     rendered.meta["bolt_address_translation"] = std::move(bat);
   }
   out.rendered = std::move(rendered);
+  out.warnings = std::move(warnings);
   return out;
 }
 
@@ -258,6 +320,7 @@ MergeSummary merge_profile_directories(const std::vector<std::string>& inputs,
   for (std::string& done : remove_leftover_generations(out))
     summary.warnings.push_back(std::move(done));
   for (auto& [name, made] : directories) {
+    for (std::string& warning : made.warnings) summary.warnings.push_back(std::move(warning));
     write_profile_directory(out, name, std::move(made.files), merged.at(name).identity,
                             std::move(made.meta), made.rendered, modes);
     summary.binaries.push_back(name);

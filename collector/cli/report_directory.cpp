@@ -239,6 +239,18 @@ void print_binary(const BinaryReport& b, size_t top) {
         "  %s\n",
         translation_line(ordered_json(b.meta["bolt_address_translation"]), samples).c_str());
   }
+  if (b.meta.is_object() && b.meta.contains("bolt_inferred") &&
+      text(b.meta["bolt_inferred"], "edges") == "ip_samples") {
+    const ordered_json& inferred = b.meta["bolt_inferred"];
+    const double share =
+        inferred.contains("inferred_sample_share") && inferred["inferred_sample_share"].is_number()
+            ? inferred["inferred_sample_share"].get<double>()
+            : 0.0;
+    std::printf("  bolt.inferred.preagg: edges inferred from the IP samples for %" PRIu64
+                " of %" PRIu64 " sampled functions (%" PRIu64 " blocks), %.2f%% of the samples\n",
+                number(inferred, "inferred_functions"), number(inferred, "functions"),
+                number(inferred, "inferred_blocks"), 100.0 * share);
+  }
   for (const auto& aside : b.set_aside) {
     std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());
   }
@@ -263,6 +275,8 @@ ordered_json binary_json(const BinaryReport& b, size_t top) {
   j["branch_stacks"] = b.branch_stacks;
   if (b.meta.is_object() && b.meta.contains("bolt_address_translation"))
     j["bolt_address_translation"] = b.meta["bolt_address_translation"];
+  if (b.meta.is_object() && b.meta.contains("bolt_inferred"))
+    j["bolt_inferred"] = b.meta["bolt_inferred"];
   j["function_count"] = b.functions.size();
   j["functions"] = ordered_json::array();
   for (size_t i = 0; i < b.functions.size() && i < top; ++i) {

@@ -39,7 +39,7 @@ struct DaemonConfig {
   std::vector<std::string> exclude;   // regular expressions on paths
   bool kernel = false;
   // The formats written per binary (output/profile_format.h names); live collection's by default
-  // (bolt, preagg, autofdo).
+  // (bolt, preagg, bolt-inferred, autofdo).
   std::vector<std::string> formats = default_formats();
   // max_disk_mb, in bytes (MiB of 2^20 bytes; a fraction is allowed: 0.5 is 512 KiB).
   std::optional<uint64_t> max_disk_bytes;

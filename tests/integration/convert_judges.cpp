@@ -1,5 +1,7 @@
 #include "tests/integration/convert_judges.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <charconv>
 #include <regex>
@@ -345,9 +347,27 @@ Perf2BoltRun run_perf2bolt(const fs::path& data, const fs::path& binary, const f
   return result;
 }
 
-BoltRun run_llvm_bolt(const fs::path& binary, const fs::path& fdata, const fs::path& out) {
+void expect_no_profile_warning(const std::string& output) {
+  static const std::regex about_profile(
+      "(BOLT|PERF2BOLT)-(WARNING|ERROR).*(profile|data|sample|trace|branch|fall|count|invalid|"
+      "stale|mismatch|ignored|discarded).*",
+      std::regex::icase);
+  static const std::regex bad_traces(
+      "PERF2BOLT: (traces mismatching disassembled function contents|Out of range traces "
+      "involving unknown regions): ([0-9]+) .*");
+  for (const std::string& line : split_lines(output)) {
+    std::smatch m;
+    EXPECT_FALSE(std::regex_match(line, about_profile)) << line;
+    EXPECT_EQ(line.find("!! WARNING !!"), std::string::npos) << line;
+    if (std::regex_match(line, m, bad_traces)) EXPECT_EQ(m[2], "0") << line;
+  }
+}
+
+BoltRun run_llvm_bolt(const fs::path& binary, const fs::path& fdata, const fs::path& out,
+                      bool pre_aggregated) {
   BoltRun result;
   result.argv = {kLlvmBolt, binary.string(), "-o", out.string(), "-data=" + fdata.string()};
+  if (pre_aggregated) result.argv.push_back("--pa");
   result.run = run_command(result.argv);
   static const std::regex summary(
       R"((\d+) out of (\d+) functions in the binary \([^)]*\) have non-empty execution profile)");

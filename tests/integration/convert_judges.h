@@ -116,8 +116,15 @@ struct BoltRun {
   std::optional<uint64_t> profiled_functions;
   std::optional<uint64_t> total_functions;
 };
+// Fails the test at each complaint of llvm-bolt's `output` about a profile: a warning that
+// speaks of the profile or its records, its alarm at traces that do not fit the code
+// ("!! WARNING !!"), or a count above 0 of such traces. (Warnings about the binary, as gcc's
+// split functions, are not the profile's.)
+void expect_no_profile_warning(const std::string& output);
+
+// `pre_aggregated`: the profile is BOLT's pre-aggregated text (llvm-bolt --pa).
 BoltRun run_llvm_bolt(const std::filesystem::path& binary, const std::filesystem::path& fdata,
-                      const std::filesystem::path& out);
+                      const std::filesystem::path& out, bool pre_aggregated = false);
 
 // `profcollect ARGS...`, with the argv kept for messages.
 struct ProfcollectRun {

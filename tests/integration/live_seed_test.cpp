@@ -127,6 +127,13 @@ TEST_F(LiveSeedTest, EverySampleInTheSeedBinaryIsResolvedAndSharesAgreeWithPerf)
     ASSERT_EQ(bolt.run.exit_code, 0) << bolt.run.describe(bolt.argv);
     ASSERT_TRUE(bolt.profiled_functions) << bolt.run.describe(bolt.argv);
     EXPECT_GE(*bolt.profiled_functions, 1u) << bolt.run.describe(bolt.argv);
+    // The edges inferred from the same IP samples, taken without a warning about them.
+    const BoltRun inferred =
+        run_llvm_bolt(hot, dirs[0] / "bolt.inferred.preagg", tmp / "hot.inferred.bolt", true);
+    ASSERT_EQ(inferred.run.exit_code, 0) << inferred.run.describe(inferred.argv);
+    ASSERT_TRUE(inferred.profiled_functions) << inferred.run.describe(inferred.argv);
+    EXPECT_GE(*inferred.profiled_functions, 1u) << inferred.run.describe(inferred.argv);
+    expect_no_profile_warning(inferred.run.out + inferred.run.err);
   }
 }
 

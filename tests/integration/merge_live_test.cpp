@@ -10,6 +10,7 @@
 //   llvm-profdata command (which adds nothing to a single profile) and the two texts compared;
 //   then ours must equal llvm-profdata's text as written too (same order of functions, lines and
 //   call targets), so a build machine's `clang -fprofile-sample-use` sees the same file.
+// - bolt.inferred.preagg is made again from the summed IP samples, and llvm-bolt-19 takes it.
 // - samples.ip: per-address sums; meta.json: samples summed, first_sample_ns the earliest,
 //   last_sample_ns the latest, events the union; `profcollect report` reads the result.
 #include <gtest/gtest.h>
@@ -71,6 +72,14 @@ TEST_F(MergeLiveTest, ThreeHostsAddUpAsMergeToolsAddThem) {
   const BoltRun bolt = run_llvm_bolt(spin, merged / "bolt.fdata", tmp / "live_spin.bolt");
   EXPECT_EQ(bolt.run.exit_code, 0) << bolt.run.describe(bolt.argv);
   EXPECT_GT(bolt.profiled_functions.value_or(0), 0u) << bolt.run.describe(bolt.argv);
+
+  // bolt.inferred.preagg: inferred again from the summed samples (inference does not add up),
+  // with the binary at meta.json's path; llvm-bolt takes it.
+  ASSERT_TRUE(fs::exists(merged / "bolt.inferred.preagg"));
+  const BoltRun inferred =
+      run_llvm_bolt(spin, merged / "bolt.inferred.preagg", tmp / "live_spin.inferred.bolt", true);
+  EXPECT_EQ(inferred.run.exit_code, 0) << inferred.run.describe(inferred.argv);
+  EXPECT_GT(inferred.profiled_functions.value_or(0), 0u) << inferred.run.describe(inferred.argv);
 
   // autofdo.prof against llvm-profdata's merge of the three.
   std::vector<fs::path> profiles;

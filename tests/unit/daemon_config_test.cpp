@@ -206,15 +206,16 @@ TEST(DaemonConfig, AFileThatCannotBeReadIsNamed) {
 
 TEST(DaemonConfig, FormatsAreNamesOfTheRegistryAndWrittenByDefaultAsLiveCollectionDoes) {
   EXPECT_EQ(parse_daemon_config("", "f").formats,
-            (std::vector<std::string>{"bolt", "preagg", "autofdo"}));
+            (std::vector<std::string>{"bolt", "preagg", "bolt-inferred", "autofdo"}));
   EXPECT_EQ(
       parse_daemon_config("formats = [\"autofdo\", \"unsymbolized\", \"autofdo\"]", "f").formats,
       (std::vector<std::string>{"autofdo", "unsymbolized"}));
-  EXPECT_EQ(
-      refusal("\nformats = [\"bolt\", \"perfdata\"]"),
-      "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, autofdo, unsymbolized");
+  EXPECT_EQ(refusal("\nformats = [\"bolt\", \"perfdata\"]"),
+            "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, bolt-inferred, "
+            "autofdo, unsymbolized");
   EXPECT_EQ(refusal("formats = []"),
-            "/etc/p.toml:1: formats: name at least one of bolt, preagg, autofdo, unsymbolized");
+            "/etc/p.toml:1: formats: name at least one of bolt, preagg, bolt-inferred, autofdo, "
+            "unsymbolized");
   EXPECT_EQ(refusal("formats = \"bolt\""),
             "/etc/p.toml:1: formats: expected an array of format names, found a string");
   // Another set of formats is another session: a reload restarts it.

@@ -28,10 +28,10 @@ TEST(ProfileFormat, EachFormatHasOneNameOneFileAndTheWaysToMakeIt) {
   EXPECT_THROW(format_named("perfdata"), std::logic_error);
 }
 
-TEST(ProfileFormat, ALiveCollectionWritesBoltPreaggAndAutofdoByDefault) {
+TEST(ProfileFormat, ALiveCollectionWritesBoltPreaggInferredAndAutofdoByDefault) {
   std::vector<std::string_view> names;
   for (ProfileFormat f : live_default_formats()) names.push_back(f->name);
-  EXPECT_EQ(names, (std::vector<std::string_view>{"bolt", "preagg", "autofdo"}));
+  EXPECT_EQ(names, (std::vector<std::string_view>{"bolt", "preagg", "bolt-inferred", "autofdo"}));
 }
 
 TEST(ProfileFormat, AListIsParsedInItsOrderEachFormatOnce) {
@@ -46,8 +46,9 @@ TEST(ProfileFormat, AnUnknownOrEmptyNameIsRefusedNamingTheSettingAndTheChoices) 
     parse_format_list("bolt,perfdata");
     FAIL() << "perfdata accepted";
   } catch (const FormatListError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "{format}: 'perfdata' is not one of bolt, preagg, autofdo, unsymbolized");
+    EXPECT_EQ(
+        std::string(e.what()),
+        "{format}: 'perfdata' is not one of bolt, preagg, bolt-inferred, autofdo, unsymbolized");
   }
   EXPECT_THROW(parse_format_list(""), FormatListError);
   EXPECT_THROW(parse_format_list("bolt,,autofdo"), FormatListError);

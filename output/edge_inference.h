@@ -1,0 +1,52 @@
+// A branch profile inferred from IP samples, for binaries profiled without branch stacks
+// (virtual machines: no LBR, BRBE or SPE). For each sampled function BOLT can build a CFG of
+// (mapper/bolt_block_map.h):
+//
+// 1. each block's execution count is estimated as its samples over its instructions. A timer
+//    sample names the instruction about to run, so a block's last instruction's samples land on
+//    its successors' first ones, and its first instruction holds its predecessors'; by flow
+//    conservation the two shifts cancel in a block's sum, which is why the sum is not adjusted;
+// 2. the counts are made to conserve flow over the CFG, changing them as little as possible
+//    (output/flow_inference.h, after LLVM's profile inference);
+// 3. the result is written as branches and fall-throughs BOLT reads back into the same edge
+//    counts: a taken edge as a branch from its jump to the target block, a fall-through edge as a
+//    range from its block's start to the next block's start; a function's entries as branches
+//    from its sampled callers' call instructions (the caller block's count), the rest of its
+//    entry count as a branch from outside.
+//
+// Counts are in units of 1/kWeightScale samples per instruction, as the estimates are.
+#pragma once
+
+#include <cstdint>
+
+#include "mapper/bolt_block_map.h"
+#include "mapper/symbol_table.h"
+#include "output/branch_profile.h"
+#include "output/ip_profile.h"
+#include "output/render_stop.h"
+
+namespace profcollect {
+
+struct EdgeInferenceStats {
+  uint64_t samples = 0;              // the binary's IP samples
+  uint64_t inferred_samples = 0;     // in functions that got an inferred CFG
+  uint64_t functions = 0;            // sampled functions
+  uint64_t inferred_functions = 0;   // of them, with an inferred CFG
+  uint64_t blocks = 0;               // blocks of the inferred functions with a count
+  uint64_t not_simple_samples = 0;   // in functions BOLT cannot build a CFG of
+  uint64_t no_function_samples = 0;  // at addresses no function symbol holds
+};
+
+struct InferredEdges {
+  BranchProfile profile;
+  EdgeInferenceStats stats;
+};
+
+// Block weights are estimates of samples per instruction times this.
+inline constexpr uint64_t kWeightScale = 100;
+
+// The inferred branch profile of the binary's IP samples. `stop` is checked between functions.
+InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions,
+                          BoltBlockMap& blocks, const RenderStop* stop = nullptr);
+
+}  // namespace profcollect
