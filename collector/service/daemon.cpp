@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <grp.h>
+#include <malloc.h>
 #include <sys/stat.h>
 
 #include <cstring>
@@ -240,6 +241,13 @@ void Daemon::refuse_linked_output_dir() const {
 }
 
 void Daemon::enforce_spool_limits() {
+  // Its listing of the output directory (a string per entry: tens of thousands after a long run
+  // of ever new binaries) and the limits' copy of the index are freed on the way out: give
+  // their pages back, as the session's flush does with its own (it trimmed before this ran), or
+  // the daemon keeps their high-water mark, which grows with the directory.
+  struct TrimOnReturn {
+    ~TrimOnReturn() { malloc_trim(0); }
+  } trim;
   // The index follows the output directory: read whole once, then only what was written since.
   try {
     if (!spool_dir_) {

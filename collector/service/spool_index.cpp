@@ -28,19 +28,23 @@ void SpoolIndex::refresh(const DirectoryHandle& dir, const std::vector<std::stri
   // One listing (no entry opened): what appeared since (an operator's copy, a directory another
   // tool left) is read, what went is forgotten. Of what the index knows, only the entries named
   // are read again, and hidden ones (a generation being written, or one an interrupted write
-  // left: gone by now or about to be).
+  // left: gone by now or about to be). The listing is searched sorted, not copied into a set:
+  // it holds every entry of the directory, tens of thousands after a long run.
   std::vector<std::string> listed;
   try {
     listed = dir.entries();
   } catch (const OutputError&) {
     return;
   }
-  std::set<std::string> present(listed.begin(), listed.end());
+  std::sort(listed.begin(), listed.end());
+  auto present = [&listed](const std::string& name) {
+    return std::binary_search(listed.begin(), listed.end(), name);
+  };
   std::vector<std::string> gone;
   for (const auto& [name, entry] : binaries_)
-    if (!present.count(name)) gone.push_back(name);
+    if (!present(name)) gone.push_back(name);
   for (const auto& [name, bytes] : others_)
-    if (!present.count(name)) gone.push_back(name);
+    if (!present(name)) gone.push_back(name);
   for (const std::string& name : gone) forget(name);
   const std::set<std::string> named(names.begin(), names.end());
   for (const std::string& name : listed) {
@@ -69,7 +73,7 @@ void SpoolIndex::read_entry(const DirectoryHandle& dir, const std::string& name)
     if (name.starts_with(".") || st.st_uid != ::geteuid()) {
       others_[name] = bytes;
     } else {
-      binaries_[name] = SpoolEntry{name, bytes, last_sample_ns(*sub)};
+      binaries_[name] = Binary{bytes, last_sample_ns(*sub)};
     }
   } catch (const OutputError&) {
     // Another user's directory, or replaced meanwhile by a link: neither counted nor read.
@@ -84,7 +88,8 @@ void SpoolIndex::forget(const std::string& name) {
 std::vector<SpoolEntry> SpoolIndex::binaries() const {
   std::vector<SpoolEntry> out;
   out.reserve(binaries_.size());
-  for (const auto& [name, entry] : binaries_) out.push_back(entry);
+  for (const auto& [name, b] : binaries_)
+    out.push_back(SpoolEntry{name, b.bytes, b.last_sample_ns});
   return out;
 }
 

@@ -39,7 +39,13 @@ class SpoolIndex {
  private:
   void read_entry(const DirectoryHandle& dir, const std::string& name);
 
-  std::map<std::string, SpoolEntry> binaries_;
+  // A binary directory's size and last sample, by its name. The name is kept once: a daemon
+  // that profiles ever new binaries holds tens of thousands of these for as long as it runs.
+  struct Binary {
+    uint64_t bytes = 0;
+    uint64_t last_sample_ns = 0;
+  };
+  std::map<std::string, Binary> binaries_;
   std::map<std::string, uint64_t> others_;
   size_t rescans_ = 0;
   size_t entries_read_ = 0;  // entries read since the index was made (for tests)
