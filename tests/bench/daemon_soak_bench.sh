@@ -15,7 +15,8 @@
 #    against the last minute, by the mean and by the largest value; both must grow by less than
 #    5%. CPU per sample: the daemon's CPU time over the samples it took in (its own included),
 #    printed beside the same figure of `profcollect -a` over the same workload for 60 s in the
-#    same run (target: the daemon costs what live collection costs, ratio at most 1.2).
+#    same run (target: the daemon costs what live collection costs, ratio at most 1.2). The
+#    periodic flushes' time and binaries written, from `ctl status` every 5 s.
 # 2. Idle: the daemon at its default configuration (only output_dir and socket set) on the
 #    machine with the workload stopped: its CPU share over BENCH_IDLE_SECONDS.
 #
@@ -78,6 +79,15 @@ EOF
 "$profcollect" daemon --config "$work/loaded.toml" 2>daemon.log &
 daemon=$!
 : >soak.log
+# The periodic flushes' cost: the last flush of `ctl status` every 5 s (each flush seen once,
+# by its time), what it took and how many binaries it wrote.
+(
+    while kill -0 "$daemon" 2>/dev/null; do
+        "$profcollect" ctl --json --socket "$work/ctl" status 2>/dev/null |
+            awk '$1 == "\"unix_ns\":" || $1 == "\"seconds\":" || $1 == "\"binaries_written\":" { gsub(/,/, "", $2); printf "%s ", $2 } END { print "" }'
+        sleep 5
+    done
+) >flushes.log &
 sample_process "$daemon" "$seconds" soak.log || { echo "daemon_soak_bench: the daemon exited early" >&2; cat daemon.log >&2; exit 1; }
 samples=$(status_field samples)
 own=$(status_field own_samples)
@@ -97,6 +107,8 @@ workload_pid=""
 status=0
 echo "loaded run of $seconds s: $samples samples (+$own of the daemon's own), $binaries profiled binaries"
 echo "stopped ${stopped:-?} s after SIGTERM, the final flush included"
+awk 'NF == 3 && !seen[$1]++ { n++; t += $2; b += $3; if ($2 > worst) worst = $2 }
+     END { if (n) printf "periodic flushes: %d seen, %.2f s each on average (%.2f s the longest), %.0f binaries written each\n", n, t / n, worst, b / n }' flushes.log
 awk -v l="$lost" -v s="$samples" -v o="$own" 'BEGIN { printf "lost: %d samples, %.2f%% of what the kernel took (ring buffers full)\n", l, 100 * l / (l + s + o) }'
 
 growth_report soak.log "$warmup" "$seconds" 2 RSS KiB || status=3

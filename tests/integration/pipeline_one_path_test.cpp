@@ -85,8 +85,10 @@ class OnePathConvertFixtures : public ConvertFixtureTest,
 
 TEST_P(OnePathConvertFixtures, IpSamplesGiveIdenticalProfilesBothWays) {
   TempDir dir;
-  expect_one_path(fixture(GetParam().data), fixture(GetParam().binary), "bolt,autofdo,unsymbolized",
-                  {"bolt.fdata", "autofdo.prof", "autofdo.unsym"}, dir.path());
+  expect_one_path(fixture(GetParam().data), fixture(GetParam().binary),
+                  "bolt,bolt-inferred,autofdo,unsymbolized",
+                  {"bolt.fdata", "bolt.inferred.preagg", "autofdo.prof", "autofdo.unsym"},
+                  dir.path());
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -107,9 +109,11 @@ class OnePathBranchFixtures : public BranchFixtureTest,
 
 TEST_P(OnePathBranchFixtures, BranchStacksGiveIdenticalProfilesBothWays) {
   TempDir dir;
-  expect_one_path(fixture(GetParam().data), fixture(GetParam().binary),
-                  "bolt,preagg,autofdo,unsymbolized",
-                  {"bolt.fdata", "bolt.preagg", "autofdo.prof", "autofdo.unsym"}, dir.path());
+  expect_one_path(
+      fixture(GetParam().data), fixture(GetParam().binary),
+      "bolt,preagg,bolt-inferred,autofdo,unsymbolized",
+      {"bolt.fdata", "bolt.preagg", "bolt.inferred.preagg", "autofdo.prof", "autofdo.unsym"},
+      dir.path());
 }
 
 INSTANTIATE_TEST_SUITE_P(Recordings, OnePathBranchFixtures, ::testing::ValuesIn(branch_cases()),
