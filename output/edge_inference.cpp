@@ -27,7 +27,9 @@ FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
   std::vector<uint64_t> block_samples(code.blocks.size(), 0);
   for (const auto& [address, count] : samples) {
     const int b = code.block_containing(address - function_address);
-    if (b >= 0) block_samples[static_cast<size_t>(b)] += count;
+    // A block's first instruction's samples are left out (see the header).
+    if (b >= 0 && code.blocks[static_cast<size_t>(b)].offset != address - function_address)
+      block_samples[static_cast<size_t>(b)] += count;
   }
   std::vector<bool> reached(code.blocks.size(), false);
   graph.edges.reserve(code.edges.size());
@@ -40,9 +42,15 @@ FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
   for (size_t b = 0; b < code.blocks.size(); ++b) {
     const BoltBlock& block = code.blocks[b];
     FlowGraph::Block& node = graph.blocks[b];
-    const uint64_t instructions = std::max<uint32_t>(block.instructions, 1);
-    // Rounded to the nearest unit; at most 2^64 / kWeightScale samples in a block.
-    node.weight = (block_samples[b] * kWeightScale + instructions / 2) / instructions;
+    // Samples over the instructions but the first (see the header); a block of one instruction
+    // has no estimate at all (its count is left to flow).
+    if (block.instructions <= 1) {
+      node.known = false;
+    } else {
+      const uint64_t sampled = block.instructions - 1;
+      // Rounded to the nearest unit; at most 2^64 / kWeightScale samples in a block.
+      node.weight = (block_samples[b] * kWeightScale + sampled / 2) / sampled;
+    }
     // Nothing in the CFG reaches it (a landing pad, a target of an unread jump table): control
     // came from where the CFG does not show.
     node.entry = b == 0 || !reached[b];

