@@ -161,18 +161,10 @@ class BoltInferred : public ::testing::TestWithParam<std::string> {
 
   // Our bolt-inferred profile of the recording.
   fs::path convert(const fs::path& data, const fs::path& out) const {
-    const std::vector<std::string> argv = {profcollect_exe().string(),
-                                           "convert",
-                                           "-q",
-                                           "-p",
-                                           data.string(),
-                                           "--format",
-                                           "bolt-inferred",
-                                           "-o",
-                                           out.string(),
-                                           fixture("").string()};
-    const CommandResult r = run_command(argv);
-    EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
+    const ProfcollectRun r =
+        run_profcollect({"convert", "-q", "-p", data.string(), "--format", "bolt-inferred", "-o",
+                         out.string(), fixture("").string()});
+    EXPECT_EQ(r.run.exit_code, 0) << r.describe();
     return out;
   }
 
