@@ -482,6 +482,33 @@ def eh_frame():
     return b"\x01" + cie + fde + struct.pack("<I", 0)
 
 
+# ---- LLVM basic-block address map ----------------------------------------------------------------
+
+
+def bb_block(bid, gap, size, metadata, version=2):
+    """A block: ID (version 2 only), offset from the previous block's end (from the range's start
+    in version 0), size, metadata (1 return, 2 tail call, 4 EH pad, 8 fall through, 16 indirect)."""
+    return (uleb(bid) if version >= 2 else b"") + uleb(gap) + uleb(size) + uleb(metadata)
+
+
+def bb_addr_map(address_size=8, big_endian=False):
+    """bb_addr_map_fuzz's input: the encoding byte, then a section of four functions -- versions 0
+    and 1, a version 2 one with two ranges and every PGO feature, and one with an entry count."""
+    order = ">" if big_endian else "<"
+    addr = lambda a: struct.pack(order + ("Q" if address_size == 8 else "I"), a)
+    section = b"\x00\x00" + addr(0x1000) + uleb(2) + bb_block(0, 0, 4, 8, 0) + bb_block(1, 6, 6, 1, 0)
+    section += b"\x01\x00" + addr(0x1020) + uleb(2) + bb_block(0, 0, 3, 0x18, 1) + bb_block(1, 1, 5, 4, 1)
+    section += b"\x02\x0f" + uleb(2)
+    section += addr(0x1040) + uleb(2) + bb_block(0, 0, 8, 8) + bb_block(3, 0, 4, 16)
+    section += addr(0x1080) + uleb(1) + bb_block(1, 2, 16, 3)
+    section += uleb(1000)  # entry count, then per block: frequency, successors (ID, probability)
+    section += uleb(4096) + uleb(2) + uleb(3) + uleb(0x60000000) + uleb(1) + uleb(0x20000000)
+    section += uleb(3072) + uleb(1) + uleb(1) + uleb(0x80000000)
+    section += uleb(1024) + uleb(0)
+    section += b"\x02\x01" + addr(0x10a0) + uleb(1) + bb_block(0, 0, 6, 1) + uleb(12345678901234)
+    return bytes([(1 if address_size == 4 else 0) | (2 if big_endian else 0)]) + section
+
+
 # ---- the files -----------------------------------------------------------------------------------
 
 def inputs():
@@ -507,6 +534,8 @@ def inputs():
         advance_line((1 << 63) - 1) + advance_line((1 << 63) - 1) + COPY + advance_pc(4) +
         END_SEQUENCE)
     yield "eh_frame_fuzz", "seed_cie_fde", eh_frame()
+    yield "bb_addr_map_fuzz", "seed_every_version_and_feature", bb_addr_map()
+    yield "bb_addr_map_fuzz", "seed_32bit_big_endian", bb_addr_map(4, True)
     yield "perf_data_file_fuzz", "seed_minimal", seed_file
     yield "perf_data_file_fuzz", "raw_unaligned_empty_branch_stack", perf_data_file(raw_attr, raw_sample)
     yield "perf_data_file_fuzz", "event_desc_ids_past_section", perf_data_file(

@@ -11,6 +11,9 @@
 #   clang-19 in several debug flavours (-g, -gdwarf-4, -gline-tables-only, -gz, -gsplit-dwarf
 #   with their .dwo files, stripped with a .gnu_debuglink debug file, -fcf-protection, lld),
 #   and their .debug_line and .eh_frame sections;
+# - LLVM basic-block address maps: the .llvm_bb_addr_map sections of tests/fixtures/bb_addr_map_src
+#   programs built by clang-19 with -fbasic-block-address-map, alone, with basic-block sections
+#   (several ranges per function) and with the PGO analysis map;
 # - live ring buffers: the records of the fresh recordings laid out as the kernel writes them;
 # - /proc/PID/maps text of this script's processes;
 # - BOLT address translation: the .note.bolt_bat of a tests/fixtures/bat_src program that
@@ -36,7 +39,8 @@ profcollect=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 py=$root/tests/fuzz/seed_inputs.py
 fixtures=$root/tests/fixtures
 
-key=$(cat "$0" "$py" "$root/systemd/profcollect.toml.example" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* "$fixtures"/bat_src/* |
+key=$(cat "$0" "$py" "$root/systemd/profcollect.toml.example" "$fixtures"/src/*.c "$fixtures"/src/symbols/* "$fixtures"/autofdo_src/* "$fixtures"/bat_src/* \
+    "$fixtures"/bb_addr_map_src/* |
     sha256sum | cut -c1-16)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$key" ]; then
     exit 0
@@ -131,6 +135,23 @@ split() {  # split NAME COMPILER FLAGS...
 split split_clang clang++-19 -O2 -g
 split split_clang_dwarf4 clang++-19 -O2 -gdwarf-4
 split split_gcc g++ -O2 -g
+
+# ---- LLVM basic-block address maps ------------------------------------------------------------
+bbmap=$(seed bb_addr_map_fuzz)
+bbsrc=$fixtures/bb_addr_map_src
+pgo="-mllvm -pgo-analysis-map=func-entry-count,bb-freq,br-prob"
+bb_seed() {  # bb_seed NAME COMPILER FLAGS... SOURCE: the section of that build, 64-bit little-endian
+    local name=$1 cc=$2
+    shift 2
+    "$cc" -O2 -fbasic-block-address-map "$@" -o "$work/$name" 2>/dev/null
+    objcopy --dump-section .llvm_bb_addr_map="$work/$name.section" "$work/$name" "$work/discard"
+    python3 "$py" bb-addr-map "$bbmap/$name" "$work/$name.section"
+}
+bb_seed blocks clang-19 "$bbsrc/blocks.c"
+bb_seed blocks_all clang-19 -fbasic-block-sections=all "$bbsrc/blocks.c"
+bb_seed blocks_pgo clang-19 $pgo "$bbsrc/blocks.c"
+bb_seed blocks_pgo_all clang-19 $pgo -fbasic-block-sections=all "$bbsrc/blocks.c"
+bb_seed eh clang++-19 "$bbsrc/eh.cpp"
 
 # ---- perf.data --------------------------------------------------------------------------------
 file=$(seed perf_data_file_fuzz)

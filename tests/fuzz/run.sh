@@ -6,6 +6,8 @@
 #
 #   tests/fuzz/run.sh SECONDS [TARGET...]
 #
+# With TARGETs, only those are built and fuzzed (the seeds of every target are made all the same).
+#
 # An input that crashes a target, trips a sanitizer, leaks, runs out of memory
 # (-rss_limit_mb) or runs longer than the timeout (an infinite loop is a finding too) is copied
 # to tests/fuzz/regressions/<target>/<its sha256>, where ctest replays it in every build once
@@ -25,22 +27,29 @@ parallel=2           # the machines this runs on have 2 cores
 rss_limit_mb=2048
 timeout_seconds=10   # per input; the slowest seeds take well under a second
 
+targets=("$@")
+for t in "${targets[@]}"; do
+    [ -f "$root/tests/fuzz/$t.cpp" ] || { echo "$0: no fuzz target $t" >&2; exit 2; }
+done
+# Targets named: only they are built, with profcollect (make_seeds.sh runs it), not every other
+# target and replay.
+build_targets=(fuzzers profcollect)
+[ ${#targets[@]} -eq 0 ] || build_targets=("${targets[@]}" profcollect)
+if [ ${#targets[@]} -eq 0 ]; then
+    for f in "$root"/tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$f" .cpp)"); done
+fi
+
 # ---- build ------------------------------------------------------------------------------------
 started=$(date +%s)
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
     -DPROFCOLLECT_BUILD_FUZZERS=ON >/dev/null
-cmake --build "$build" --target fuzzers profcollect -j"$(nproc)" >"$build/fuzz-build.log" 2>&1 || {
+cmake --build "$build" --target "${build_targets[@]}" -j"$(nproc)" >"$build/fuzz-build.log" 2>&1 || {
     tail -40 "$build/fuzz-build.log" >&2
     exit 1
 }
 built=$(date +%s)
 echo "built in $((built - started)) s"
-
-targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-    for f in "$root"/tests/fuzz/*_fuzz.cpp; do targets+=("$(basename "$f" .cpp)"); done
-fi
 for t in "${targets[@]}"; do
     [ -x "$build/tests/fuzz/$t" ] || { echo "$0: no fuzz target $t" >&2; exit 2; }
 done

@@ -8,6 +8,8 @@ tests/fuzz/make_regressions.py. Each subcommand writes one input file:
   ring OUT PERF_DATA [DATA_BYTES] the records of a file-mode perf.data as live_ring_buffer_fuzz
                                   reads them: its attr, then one write per pass
   eh-frame OUT SECTION_BYTES      an .eh_frame section for eh_frame_fuzz (64-bit, little-endian)
+  bb-addr-map OUT SECTION_BYTES   an SHT_LLVM_BB_ADDR_MAP section for bb_addr_map_fuzz (its first
+                                  byte 0: 8-byte little-endian addresses)
 """
 import struct
 import sys
@@ -92,6 +94,10 @@ def eh_frame(out, section):
     write(out, b"\x01" + read(section))
 
 
+def bb_addr_map(out, section):
+    write(out, b"\x00" + read(section))
+
+
 def main(argv):
     if len(argv) < 3:
         raise SystemExit(__doc__)
@@ -106,6 +112,8 @@ def main(argv):
         write(out, ring_input(layout, records))
     elif command == "eh-frame":
         eh_frame(out, argv[3])
+    elif command == "bb-addr-map":
+        bb_addr_map(out, argv[3])
     else:
         raise SystemExit(__doc__)
 

@@ -4,7 +4,8 @@
 // The binaries and the judge's output are made by tests/fixtures/make_bb_addr_map_fixtures.sh
 // (a few seconds, into a directory of this process, removed at its end); without clang-19 or
 // llvm-readobj-19 the tests skip. Then the files the reader refuses, and copies of a binary
-// whose section is damaged: a clean error naming the file, never a crash.
+// whose section is damaged: a clean error naming the file, never a crash, and the judge's
+// verdict on each copy.
 //
 // Unlike the other unit tests these need outside tools (the compiler and the judge): the point
 // is the judge, and the fixtures take seconds, not a recording.
@@ -162,12 +163,10 @@ std::string describe(const BbBlock& b) {
   return s.str();
 }
 
-void compare(const std::string& name, Counts& counts) {
-  SCOPED_TRACE(name);
-  const Fixtures& fx = Fixtures::get();
-  const std::vector<JudgeFunction> judge = read_judge(fx.path(name + ".readobj"));
+// Our map of `binary` against the judge's description of it in `judged`.
+void compare(const BbAddrMap& map, const std::string& judged, Counts& counts) {
+  const std::vector<JudgeFunction> judge = read_judge(judged);
   ASSERT_FALSE(judge.empty()) << "llvm-readobj-19 listed no function";
-  const BbAddrMap map = BbAddrMap::load(*ElfBinary::open(fx.path(name)));
   ASSERT_EQ(map.functions().size(), judge.size());
   for (size_t i = 0; i < judge.size(); ++i) {
     const BbFunction& ours = map.functions()[i];
@@ -222,8 +221,10 @@ TEST(BbAddrMapVsLlvmReadobj, EveryFunctionRangeBlockAndPgoEntry) {
   else
     std::cout << "[ NOTE     ] no i386 program (clang-19 -m32 could not build one here)\n";
   for (const std::string& name : names) {
+    SCOPED_TRACE(name);
     Counts counts;
-    compare(name, counts);
+    const BbAddrMap map = BbAddrMap::load(*ElfBinary::open(Fixtures::get().path(name)));
+    compare(map, Fixtures::get().path(name + ".readobj"), counts);
     std::cout << "[ JUDGED   ] " << name << ": " << counts.functions << " functions, "
               << counts.ranges << " ranges, " << counts.blocks << " blocks, " << counts.pgo_blocks
               << " PGO blocks, " << counts.successors << " successors\n";
@@ -401,6 +402,57 @@ TEST_F(BbAddrMapDamage, EveryByteOfTheSectionOverwritten) {
   std::cout << "[ DAMAGED  ] " << section_.size << " bytes flipped one at a time: " << loaded
             << " copies loaded, " << refused << " refused\n";
   EXPECT_GT(refused, 0u);
+}
+
+// The same damage judged: what llvm-readobj-19 refuses we refuse, what it reads we read as it
+// does -- or refuse for one of the reasons this reader is stricter than LLVM (bb_addr_map.h).
+// The judge runs with 256 MiB of address space and 10 s: LLVM 19 believes a successor count
+// without checking it against the bytes left, and a damaged one (2^49, say) has it loop and
+// allocate until it runs out of memory ("LLVM ERROR: out of memory"). Where it gives up so, we
+// must have refused that count. Every eighth byte, to keep the test to seconds (the judge is a
+// process per copy).
+TEST_F(BbAddrMapDamage, DamagedCopiesAreReadOrRefusedAsLlvmReadobjDoes) {
+  const std::string judged = copy_ + ".readobj", complaints = copy_ + ".readobj.stderr";
+  size_t both_read = 0, both_refused = 0, stricter = 0, judge_gave_up = 0;
+  for (uint64_t i = 0; i < section_.size; i += 8) {
+    SCOPED_TRACE(::testing::Message() << "byte " << i << " of the section flipped");
+    std::vector<uint8_t> bytes = bytes_;
+    bytes[section_.offset + i] ^= 0xff;
+    const auto error = load_copy(bytes);
+    const std::string command =
+        "ulimit -v 262144; exec timeout 10 llvm-readobj-19 --bb-addr-map '" + copy_ + "' >'" +
+        judged + "' 2>'" + complaints + "'";
+    const int raw = std::system(command.c_str());
+    ASSERT_NE(raw, -1);
+    std::ifstream in(complaints);
+    const std::string stderr_text((std::istreambuf_iterator<char>(in)),
+                                  std::istreambuf_iterator<char>());
+    const std::string what = error ? error->what() : "";
+    if (!WIFEXITED(raw) || WEXITSTATUS(raw) != 0) {
+      EXPECT_NE(what.find("the number of successors"), std::string::npos)
+          << "llvm-readobj-19 gave up (status " << raw << "): " << stderr_text.substr(0, 200)
+          << "\nwe: " << (error ? what : "read it");
+      ++judge_gave_up;
+    } else if (stderr_text.find("unable to dump SHT_LLVM_BB_ADDR_MAP") != std::string::npos) {
+      EXPECT_TRUE(error.has_value()) << "llvm-readobj-19: " << stderr_text;
+      both_refused += error.has_value();
+    } else if (error) {
+      const bool known = what.find("4 GiB") != std::string::npos ||
+                         what.find("passes 2^64") != std::string::npos ||
+                         what.find("before the end of the one") != std::string::npos;
+      EXPECT_TRUE(known) << "refused what llvm-readobj-19 reads: " << what;
+      stricter += known;
+    } else {
+      Counts counts;
+      compare(BbAddrMap::load(*ElfBinary::open(copy_)), judged, counts);
+      ++both_read;
+    }
+  }
+  std::cout << "[ DAMAGED  ] judged copies: " << both_read << " read by both, " << both_refused
+            << " refused by both, " << stricter << " refused only here (stricter), "
+            << judge_gave_up << " where llvm-readobj-19 ran out of memory or time\n";
+  EXPECT_GT(both_read, 0u);
+  EXPECT_GT(both_refused, 0u);
 }
 
 }  // namespace
