@@ -125,6 +125,23 @@ BoltBlockMap* LoadedImage::blocks() const {
   return blocks_.get();
 }
 
+const BbAddrMap* LoadedImage::bb_addr_map() const {
+  if (!bb_addr_map_tried_) {
+    bb_addr_map_tried_ = true;
+    try {
+      bb_addr_map_ = BbAddrMap::load(*elf_);
+    } catch (const std::exception& e) {
+      bb_addr_map_error_ = e.what();
+    }
+  }
+  return bb_addr_map_ ? &*bb_addr_map_ : nullptr;
+}
+
+const std::string& LoadedImage::bb_addr_map_error() const {
+  bb_addr_map();
+  return bb_addr_map_error_;
+}
+
 const BoltedBinary& LoadedImage::bolted() const {
   if (!bolted_) {
     bolted_.emplace(BoltedBinary::inspect(*elf_));
@@ -142,6 +159,9 @@ void LoadedImage::drop_caches() {
   // flush.
   if (debug_) debug_->drop_caches();
   if (blocks_) blocks_->drop_cached();
+  // The block address map is one section's decoding, read again at the next Propeller render.
+  bb_addr_map_.reset();
+  bb_addr_map_tried_ = false;
   elf_->release_file_pages();
 }
 

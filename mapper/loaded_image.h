@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "mapper/autofdo_binary.h"
+#include "mapper/bb_addr_map.h"
 #include "mapper/bolt_block_map.h"
 #include "mapper/bolted_binary.h"
 #include "mapper/elf_binary.h"
@@ -76,6 +77,11 @@ class LoadedImage {
   const std::string& debug_error() const;
   // Null when the executable code cannot be split into BOLT's blocks.
   BoltBlockMap* blocks() const;
+  // LLVM's basic-block address map (-fbasic-block-address-map), read on first use; null when
+  // the binary has none or it cannot be read, bb_addr_map_error() saying why. Not a warning: most
+  // binaries are built without one, and only a Propeller profile asks for it.
+  const BbAddrMap* bb_addr_map() const;
+  const std::string& bb_addr_map_error() const;
   // What BOLT left in the file, read the first time it is asked for: a BOLTed binary whose
   // address translation cannot be used is said once, as a warning (bolted_without_bat,
   // bat_unreadable), and profiled as untranslated.
@@ -107,6 +113,9 @@ class LoadedImage {
   mutable std::string debug_error_;
   mutable std::unique_ptr<BoltBlockMap> blocks_;
   mutable bool blocks_tried_ = false;
+  mutable std::optional<BbAddrMap> bb_addr_map_;
+  mutable bool bb_addr_map_tried_ = false;
+  mutable std::string bb_addr_map_error_;
   mutable std::optional<BoltedBinary> bolted_;
   mutable std::vector<ImageWarning> warnings_;
 };

@@ -36,7 +36,7 @@ bool is_profile_file(const std::string& name) {
 // The format whose file `name` is, whether the codec reads it or not.
 ProfileFormat format_with_file(const std::string& name) {
   for (ProfileFormat f : profile_formats()) {
-    if (f->file == name) return f;
+    if (f->file == name || (!f->companion_file.empty() && f->companion_file == name)) return f;
   }
   return nullptr;
 }

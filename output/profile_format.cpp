@@ -10,10 +10,12 @@ extern const FormatSpec kPreaggFormat;
 extern const FormatSpec kBoltInferredFormat;
 extern const FormatSpec kAutofdoFormat;
 extern const FormatSpec kUnsymbolizedFormat;
+extern const FormatSpec kPropellerFormat;
 
 const std::vector<ProfileFormat>& profile_formats() {
   static const std::vector<ProfileFormat> formats = {
-      &kBoltFormat, &kPreaggFormat, &kBoltInferredFormat, &kAutofdoFormat, &kUnsymbolizedFormat,
+      &kBoltFormat,    &kPreaggFormat,       &kBoltInferredFormat,
+      &kAutofdoFormat, &kUnsymbolizedFormat, &kPropellerFormat,
   };
   return formats;
 }

@@ -34,6 +34,7 @@ struct FormatInput {
 
 struct FormatResult {
   std::string content;
+  std::string companion;        // the format's companion_file, when it has one
   std::string missing;          // not empty: the format could not be made, and why
   nlohmann::ordered_json meta;  // what the format adds to meta.json (an object, or null)
 };
@@ -49,8 +50,11 @@ class FormatMerger {
 };
 
 struct FormatSpec {
-  std::string_view name;         // as settings name it: "bolt"
-  std::string_view file;         // in a binary's directory: "bolt.fdata"
+  std::string_view name;  // as settings name it: "bolt"
+  std::string_view file;  // in a binary's directory: "bolt.fdata"
+  // A second file it writes beside it (Propeller's symbol order), or empty. It is made and
+  // merged with `file`, never alone.
+  std::string_view companion_file;
   std::string_view description;  // one line, for help and the documentation
   // Written by live collection and the daemon unless settings name formats.
   bool live_default = false;
@@ -58,6 +62,9 @@ struct FormatSpec {
   // What it is made from besides the IP samples: the branch stacks' taken branches, the
   // fall-through ranges between them, the binary's debug info (without it, the format is missing).
   bool branch_stacks = false, branch_ranges = false, debug_info = false;
+  // Needs the binary's basic-block address map (clang -fbasic-block-address-map): without it,
+  // the format is missing.
+  bool block_address_map = false;
   // Reads the IP samples per function symbol (ImageCounts::no_lbr), which needs the binary's
   // symbol table named as BOLT names it.
   bool function_symbols = false;

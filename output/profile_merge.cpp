@@ -208,6 +208,8 @@ void render_again(const MergedBinary& m, ProfileFormat f, BinaryForRender& binar
     return;
   }
   rendered.files.emplace_back(std::string(f->file), std::move(r.content));
+  if (!f->companion_file.empty())
+    rendered.files.emplace_back(std::string(f->companion_file), std::move(r.companion));
   if (r.meta.is_object()) rendered.meta.update(r.meta);
 }
 

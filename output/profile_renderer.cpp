@@ -29,6 +29,8 @@ RenderedProfiles render_profiles(const LoadedImage& image, const ImageCounts& co
       for (const auto& [key, value] : r.meta.items()) out.meta[key] = value;
     }
     out.files.emplace_back(std::string(f->file), std::move(r.content));
+    if (!f->companion_file.empty())
+      out.files.emplace_back(std::string(f->companion_file), std::move(r.companion));
   }
   out.branch_fdata = out.meta.value("bolt_fdata", std::string()) == "branch";
   const BoltedBinary& bolted = image.bolted();

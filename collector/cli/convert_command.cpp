@@ -119,9 +119,17 @@ bool is_perf_data_file(const std::string& path) {
   return is;
 }
 
-// Where each output goes: the -o file itself for one format, DIR/<name> for several.
+// Several files (several formats, or one that writes two, as Propeller's) go into a directory,
+// with a meta.json; one goes where -o says.
+bool writes_directory(const ConvertOptions& o) {
+  return o.formats.size() > 1 ||
+         std::any_of(o.formats.begin(), o.formats.end(),
+                     [](ProfileFormat f) { return !f->companion_file.empty(); });
+}
+
+// Where each output goes: the -o file itself for one file, DIR/<name> for several.
 std::string output_path(const ConvertOptions& o, std::string_view name_in_dir) {
-  return o.formats.size() == 1 ? o.output : o.output + "/" + std::string(name_in_dir);
+  return writes_directory(o) ? o.output + "/" + std::string(name_in_dir) : o.output;
 }
 
 }  // namespace
@@ -255,8 +263,11 @@ int run_convert(const ConvertOptions& o) {
     throw CliError("name the input: -p PERF.DATA or --perf-script FILE", 2);
   }
   const std::string& input = o.perf_script.empty() ? o.perf_data : o.perf_script;
-  if (o.formats.size() > 1 && o.output == "-") {
-    throw CliError("-o -: several formats are written into a directory, not to standard output", 2);
+  if (writes_directory(o) && o.output == "-") {
+    throw CliError(
+        "-o -: several files (several formats, or propeller's two) are written into a directory, "
+        "not to standard output",
+        2);
   }
   if (!o.perf_script.empty() && is_perf_data_file(o.perf_script)) {
     throw CliError(o.perf_script + ": is a perf.data file, not perf script text: give it with -p",
@@ -283,7 +294,7 @@ int run_convert(const ConvertOptions& o) {
                                      "recording gives no other section's place"
                                    : ": has no executable segment"));
   }
-  if (o.formats.size() > 1) {
+  if (writes_directory(o)) {
     std::error_code ec;
     std::filesystem::create_directories(o.output, ec);
     if (ec || !std::filesystem::is_directory(o.output)) {
@@ -294,11 +305,22 @@ int run_convert(const ConvertOptions& o) {
   // Made before any work so that an unwritable destination fails at once; each is removed
   // unless its profile is complete.
   std::map<std::string, std::unique_ptr<OutputFile>> outputs;
-  for (ProfileFormat f : o.formats)
+  for (ProfileFormat f : o.formats) {
     outputs[std::string(f->file)] = std::make_unique<OutputFile>(output_path(o, f->file));
+    if (!f->companion_file.empty()) {
+      outputs[std::string(f->companion_file)] =
+          std::make_unique<OutputFile>(output_path(o, f->companion_file));
+    }
+  }
   std::unique_ptr<OutputFile> meta_out;
-  if (o.formats.size() > 1) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
+  if (writes_directory(o)) meta_out = std::make_unique<OutputFile>(o.output + "/meta.json");
 
+  // A Propeller profile names blocks by the address map: a binary without it fails at once.
+  if (std::any_of(o.formats.begin(), o.formats.end(),
+                  [](ProfileFormat f) { return f->block_address_map; }) &&
+      target->bb_addr_map() == nullptr) {
+    throw CliError(target->bb_addr_map_error());
+  }
   // AutoFDO needs the debug info; a binary without it still gets its other profiles, and the
   // error is reported after them.
   std::string debug_error;
@@ -351,7 +373,7 @@ int run_convert(const ConvertOptions& o) {
       print_translation(o.binary, target->bolted(), *fp);
     std::fprintf(stderr, "profcollect: wrote %s\n",
                  o.output == "-" ? "standard output" : o.output.c_str());
-    if (rendered.meta.contains("unsymbolized_profgen_flags") && o.formats.size() == 1) {
+    if (rendered.meta.contains("unsymbolized_profgen_flags") && !writes_directory(o)) {
       std::fprintf(
           stderr, "profcollect: read it back with llvm-profgen --unsymbolized-profile %s %s\n",
           o.output.c_str(), rendered.meta["unsymbolized_profgen_flags"].get<std::string>().c_str());

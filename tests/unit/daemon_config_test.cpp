@@ -212,10 +212,10 @@ TEST(DaemonConfig, FormatsAreNamesOfTheRegistryAndWrittenByDefaultAsLiveCollecti
       (std::vector<std::string>{"autofdo", "unsymbolized"}));
   EXPECT_EQ(refusal("\nformats = [\"bolt\", \"perfdata\"]"),
             "/etc/p.toml:2: formats: \"perfdata\" is not one of bolt, preagg, bolt-inferred, "
-            "autofdo, unsymbolized");
+            "autofdo, unsymbolized, propeller");
   EXPECT_EQ(refusal("formats = []"),
             "/etc/p.toml:1: formats: name at least one of bolt, preagg, bolt-inferred, autofdo, "
-            "unsymbolized");
+            "unsymbolized, propeller");
   EXPECT_EQ(refusal("formats = \"bolt\""),
             "/etc/p.toml:1: formats: expected an array of format names, found a string");
   // Another set of formats is another session: a reload restarts it.

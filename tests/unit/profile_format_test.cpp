@@ -46,16 +46,16 @@ TEST(ProfileFormat, AnUnknownOrEmptyNameIsRefusedNamingTheSettingAndTheChoices) 
     parse_format_list("bolt,perfdata");
     FAIL() << "perfdata accepted";
   } catch (const FormatListError& e) {
-    EXPECT_EQ(
-        std::string(e.what()),
-        "{format}: 'perfdata' is not one of bolt, preagg, bolt-inferred, autofdo, unsymbolized");
+    EXPECT_EQ(std::string(e.what()),
+              "{format}: 'perfdata' is not one of bolt, preagg, bolt-inferred, autofdo, "
+              "unsymbolized, propeller");
   }
   EXPECT_THROW(parse_format_list(""), FormatListError);
   EXPECT_THROW(parse_format_list("bolt,,autofdo"), FormatListError);
 }
 
 TEST(ProfileFormat, TheKernelProfileHasNoPreAggregatedFormat) {
-  EXPECT_EQ(format_names(/*kernel=*/true), "bolt, autofdo, unsymbolized");
+  EXPECT_EQ(format_names(/*kernel=*/true), "bolt, autofdo, unsymbolized, propeller");
   EXPECT_THROW(parse_format_list("preagg", /*kernel=*/true), FormatListError);
   EXPECT_EQ(parse_format_list("unsymbolized,bolt", /*kernel=*/true).size(), 2u);
 }

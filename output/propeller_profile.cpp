@@ -1,0 +1,230 @@
+#include "output/propeller_profile.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "output/block_layout.h"
+#include "output/function_order.h"
+
+namespace profcollect {
+
+namespace {
+
+// Counts of a long run's profile can pass 2^64 only in sums: they stop at the top.
+uint64_t saturating_add(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+// The counts laid on one function's blocks, indexed by their place in its ranges (in order).
+struct FunctionCounts {
+  std::vector<uint64_t> in, out, within;  // per block
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> edges;
+  uint64_t calls_in = 0;
+};
+
+class CountsOnMap {
+ public:
+  explicit CountsOnMap(const BbAddrMap& map) : map_(map) {}
+
+  // The function's index and the block's place in it, for a location with a block.
+  std::pair<uint32_t, uint32_t> place(const BbLocation& at) const {
+    const BbFunction& f = *at.function;
+    uint32_t index = 0;
+    for (const BbRange& r : f.ranges) {
+      if (&r == at.range) break;
+      index += static_cast<uint32_t>(r.blocks.size());
+    }
+    return {static_cast<uint32_t>(at.function - map_.functions().data()),
+            index + static_cast<uint32_t>(at.block - at.range->blocks.data())};
+  }
+
+  FunctionCounts& of(uint32_t function) {
+    FunctionCounts& c = counts_[function];
+    if (c.in.empty()) {
+      const size_t n = map_.functions()[function].block_count();
+      c.in.assign(n, 0);
+      c.out.assign(n, 0);
+      c.within.assign(n, 0);
+    }
+    return c;
+  }
+
+  void edge(uint32_t function, uint32_t from, uint32_t to, uint64_t count) {
+    FunctionCounts& c = of(function);
+    c.out[from] = saturating_add(c.out[from], count);
+    c.in[to] = saturating_add(c.in[to], count);
+    uint64_t& e = c.edges[{from, to}];
+    e = saturating_add(e, count);
+  }
+
+  std::unordered_map<uint32_t, FunctionCounts>& all() { return counts_; }
+
+ private:
+  const BbAddrMap& map_;
+  std::unordered_map<uint32_t, FunctionCounts> counts_;
+};
+
+bool starts_block(const BbLocation& at, uint64_t address) {
+  return at.block != nullptr && at.range->address + at.block->offset == address;
+}
+
+}  // namespace
+
+PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbAddrMap& map,
+                                        const SymbolTable& symbols, const IpProfile* ips) {
+  PropellerProfile out;
+  PropellerStats& stats = out.stats;
+  CountsOnMap counts(map);
+  std::map<std::pair<uint32_t, uint32_t>, uint64_t> calls;  // (caller, callee) functions
+
+  for (const auto& [branch, c] : branches.branches()) {
+    const BbLocation to = branch.to_external ? BbLocation{} : map.find(branch.to);
+    const BbLocation from = branch.from_external ? BbLocation{} : map.find(branch.from);
+    if (to.function != nullptr && to.function->address() == branch.to) {
+      // A call (or a jump to an entry: a tail call); its caller, when it is one of ours, makes
+      // the call graph.
+      {
+        uint64_t& in = counts.of(counts.place(to).first).calls_in;
+        in = saturating_add(in, c.count);
+      }
+      if (from.block != nullptr && from.function != to.function) {
+        uint64_t& n = calls[{counts.place(from).first, counts.place(to).first}];
+        n = saturating_add(n, c.count);
+      }
+      stats.branches_mapped = saturating_add(stats.branches_mapped, c.count);
+    } else if (from.block != nullptr && to.function == from.function &&
+               starts_block(to, branch.to)) {
+      const auto [function, source] = counts.place(from);
+      counts.edge(function, source, counts.place(to).second, c.count);
+      stats.branches_mapped = saturating_add(stats.branches_mapped, c.count);
+    } else {
+      stats.branches_unmapped = saturating_add(stats.branches_unmapped, c.count);
+    }
+  }
+  for (const auto& [range, c] : branches.fall_throughs()) {
+    const BbLocation first = map.find(range.start), last = map.find(range.end);
+    if (first.block == nullptr || last.block == nullptr || first.range != last.range ||
+        first.block > last.block) {
+      stats.ranges_unmapped = saturating_add(stats.ranges_unmapped, c);
+      continue;
+    }
+    const auto [function, begin] = counts.place(first);
+    const uint32_t end = counts.place(last).second;
+    if (begin == end) {
+      FunctionCounts& f = counts.of(function);
+      f.within[begin] = saturating_add(f.within[begin], c);
+    }
+    for (uint32_t b = begin; b < end; ++b) counts.edge(function, b, b + 1, c);
+    stats.ranges_mapped = saturating_add(stats.ranges_mapped, c);
+  }
+
+  // Names: a symbol's own, unless another function has it too.
+  std::unordered_map<std::string, uint32_t> name_uses;
+  for (const FunctionSymbol& s : symbols.functions())
+    if (!s.raw_name.empty()) ++name_uses[s.raw_name];
+
+  struct Hot {
+    uint32_t function;
+    std::string name;
+    std::vector<uint32_t> order;  // block places, the cluster
+    bool has_cold = false;
+    uint64_t bytes = 0, weight = 0;
+  };
+  std::vector<Hot> hot;
+  std::vector<uint32_t> functions;
+  for (const auto& [function, c] : counts.all()) functions.push_back(function);
+  std::sort(functions.begin(), functions.end());
+  for (const uint32_t function : functions) {
+    FunctionCounts& c = counts.all()[function];
+    const BbFunction& f = map.functions()[function];
+    std::vector<LayoutBlock> blocks;
+    blocks.reserve(c.in.size());
+    for (const BbRange& r : f.ranges)
+      for (const BbBlock& b : r.blocks) blocks.push_back(LayoutBlock{b.size, 0});
+    c.in[0] = saturating_add(c.in[0], c.calls_in);
+    bool any = false;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      blocks[b].count = std::max({c.in[b], c.out[b], c.within[b]});
+      any = any || blocks[b].count > 0;
+    }
+    if (!any) continue;
+    const FunctionSymbol* symbol = symbols.find(f.address());
+    if (symbol == nullptr || symbol->addr != f.address() || symbol->raw_name.empty() ||
+        name_uses[symbol->raw_name] > 1) {
+      ++stats.unnamed_functions;
+      continue;
+    }
+    std::vector<LayoutEdge> edges;
+    edges.reserve(c.edges.size());
+    for (const auto& [e, n] : c.edges) edges.push_back(LayoutEdge{e.first, e.second, n});
+    Hot h{function, symbol->raw_name, ext_tsp_order(blocks, edges)};
+    // The entry block begins the first cluster (clang requires it), whatever its count.
+    if (h.order.empty() || h.order.front() != 0) {
+      std::erase(h.order, 0u);
+      h.order.insert(h.order.begin(), 0);
+    }
+    h.has_cold = h.order.size() < blocks.size();
+    for (const uint32_t b : h.order) {
+      h.bytes += blocks[b].size;
+      h.weight = saturating_add(h.weight, blocks[b].count);
+    }
+    hot.push_back(std::move(h));
+  }
+
+  // The clusters, by block ID.
+  out.clusters = "v1\n";
+  std::unordered_map<uint32_t, uint32_t> hot_index;  // function -> index in `hot`
+  for (uint32_t i = 0; i < hot.size(); ++i) {
+    const Hot& h = hot[i];
+    hot_index[h.function] = i;
+    std::vector<uint32_t> ids;
+    const BbFunction& f = map.functions()[h.function];
+    for (const BbRange& r : f.ranges)
+      for (const BbBlock& b : r.blocks) ids.push_back(b.id);
+    out.clusters += "f " + h.name + "\nc";
+    for (const uint32_t b : h.order) out.clusters += " " + std::to_string(ids[b]);
+    out.clusters += "\n";
+    ++stats.functions;
+    stats.blocks += h.order.size();
+    if (h.has_cold) ++stats.cold_parts;
+  }
+
+  // The functions' order: hot parts by call chains, then the cold parts.
+  std::vector<OrderFunction> order_functions;
+  for (const Hot& h : hot) order_functions.push_back(OrderFunction{h.bytes, h.weight});
+  std::vector<CallEdge> call_edges;
+  for (const auto& [pair, n] : calls) {
+    const auto caller = hot_index.find(pair.first), callee = hot_index.find(pair.second);
+    if (caller != hot_index.end() && callee != hot_index.end())
+      call_edges.push_back(CallEdge{caller->second, callee->second, n});
+  }
+  const std::vector<uint32_t> order = call_chain_order(order_functions, call_edges);
+  std::vector<bool> listed(hot.size(), false);
+  for (const uint32_t i : order) {
+    out.symbol_order += hot[i].name + "\n";
+    listed[i] = true;
+  }
+  for (uint32_t i = 0; i < hot.size(); ++i)  // weightless ones C3 may leave out
+    if (!listed[i]) out.symbol_order += hot[i].name + "\n";
+  for (const uint32_t i : order)
+    if (hot[i].has_cold) out.symbol_order += hot[i].name + ".cold\n";
+  for (uint32_t i = 0; i < hot.size(); ++i)
+    if (!listed[i] && hot[i].has_cold) out.symbol_order += hot[i].name + ".cold\n";
+
+  if (ips != nullptr) {
+    stats.samples = ips->total();
+    for (const auto& [address, n] : ips->counts()) {
+      const BbLocation at = map.find(address);
+      if (at.function != nullptr &&
+          hot_index.count(static_cast<uint32_t>(at.function - map.functions().data())) > 0)
+        stats.covered_samples = saturating_add(stats.covered_samples, n);
+    }
+  }
+  return out;
+}
+
+}  // namespace profcollect

@@ -1,0 +1,57 @@
+// A Propeller profile: what clang's -fbasic-block-sections=list= and lld's
+// --symbol-ordering-file take to relink a binary with its hot blocks clustered and its hot
+// functions together, made from a branch profile and the binary's basic-block address map
+// (mapper/bb_addr_map.h; the binary was built with -fbasic-block-address-map).
+//
+// 1. Each branch and fall-through range is laid on the map's blocks: a taken branch inside a
+//    function to the start of one of its blocks is an edge from the block holding the branch; a
+//    branch to a function's entry is a call; a fall-through range is an edge between each pair of
+//    consecutive blocks it crosses (ranges across functions or their ranges are left out). A
+//    block's count is the larger of what enters and what leaves it (a range within one block
+//    counts too), so that a stack's first and last ranges, cut by the stack's ends, still count.
+// 2. Each function with counts gets one cluster: its blocks with a count in the order the
+//    ext-TSP objective prefers (output/block_layout.h), the entry first. Blocks left out go to
+//    the function's cold section, `NAME.cold`.
+// 3. The functions' order for the linker: call-chain clustering over the calls
+//    (output/function_order.h), then the cold parts, as create_llvm_prof writes them.
+//
+// The cluster file is LLVM 19's version 1 (BasicBlockSectionsProfileReader): `v1`, then per
+// function `f NAME` and `c ID ID ...`. Functions are named by their symbol; a local name that
+// two functions share is left out (the file would give both the same clusters: telling them
+// apart needs `m` lines naming their modules, which the binary does not record).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "mapper/bb_addr_map.h"
+#include "mapper/symbol_table.h"
+#include "output/branch_profile.h"
+#include "output/ip_profile.h"
+
+namespace profcollect {
+
+struct PropellerStats {
+  uint64_t functions = 0;          // functions with a cluster
+  uint64_t blocks = 0;             // blocks in their clusters
+  uint64_t cold_parts = 0;         // of those functions, with blocks left cold
+  uint64_t unnamed_functions = 0;  // with counts, left out: no symbol or a shared local name
+  uint64_t branches_mapped = 0;    // taken branches (counts) laid on edges or calls
+  uint64_t branches_unmapped = 0;  // outside the map, or into a block's middle (returns)
+  uint64_t ranges_mapped = 0;      // fall-through ranges (counts) laid on blocks
+  uint64_t ranges_unmapped = 0;    // across functions, or outside the map
+  uint64_t samples = 0;            // the binary's IP samples
+  uint64_t covered_samples = 0;    // of them, in the functions with a cluster
+};
+
+struct PropellerProfile {
+  std::string clusters;      // cc_profile.txt
+  std::string symbol_order;  // ld_profile.txt
+  PropellerStats stats;
+};
+
+// `ips` (may be null) gives the samples share.
+PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbAddrMap& map,
+                                        const SymbolTable& symbols, const IpProfile* ips);
+
+}  // namespace profcollect

@@ -1,0 +1,236 @@
+// The propeller format against clang-19, ld.lld-19 and llvm-readobj-19, on the Propeller
+// fixtures (tests/fixtures/make_propeller_fixtures.sh: an interpreter built with
+// -fbasic-block-address-map, its real taken branches and its IP samples):
+//
+// - every cluster names a function of the binary's address map (as llvm-readobj-19
+//   --bb-addr-map prints it) and only its blocks, each once, its entry block first;
+// - clang-19 compiles the program with -fbasic-block-sections=list= of our clusters without a
+//   warning and ld.lld-19 links it with our symbol order without one; the relinked program
+//   prints what the original prints; its own address map shows each clustered function's blocks
+//   laid out in our order, and its symbols show the hot functions in our order, each function's
+//   cold part after every hot one;
+// - without branch stacks the edges are inferred from the IP samples, and meta.json says so;
+// - a binary built without the address map gets an error that says how to build it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+
+#include "tests/integration/convert_judges.h"
+#include "tests/integration/fixture_set.h"
+#include "tests/integration/test_support.h"
+
+namespace profcollect::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+FixtureSet& propeller_set() {
+  static FixtureSet set({.name = "propeller",
+                         .script = "make_propeller_fixtures.sh",
+                         .arguments = {PROFCOLLECT_BRANCH_RECORDER},
+                         .source_folder = "inference_src",
+                         .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
+  return set;
+}
+[[maybe_unused]] const bool propeller_set_registered = register_fixture_set(&propeller_set);
+
+// A function's blocks as llvm-readobj-19 --bb-addr-map lists them: its ranges' block IDs, in
+// address order, range after range.
+using AddressMap = std::map<std::string, std::vector<std::vector<uint32_t>>>;
+
+AddressMap read_address_map(const fs::path& binary) {
+  const std::vector<std::string> argv = {"llvm-readobj-19", "--bb-addr-map", binary.string()};
+  const CommandResult r = run_command(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
+  AddressMap out;
+  static const std::regex name("^\\s+Name: (\\S+)$");
+  static const std::regex id("^\\s+ID: (\\d+)$");
+  std::string function;
+  for (const std::string& line : split_lines(r.out)) {
+    std::smatch m;
+    if (std::regex_match(line, m, name)) {
+      function = m[1];
+      out[function];
+    } else if (line.find("Base Address:") != std::string::npos) {
+      out[function].emplace_back();
+    } else if (std::regex_match(line, m, id)) {
+      out[function].back().push_back(static_cast<uint32_t>(std::stoul(m[1])));
+    }
+  }
+  return out;
+}
+
+// The cluster file: function -> its cluster (one `c` line each, as we write them).
+std::map<std::string, std::vector<uint32_t>> read_clusters(const std::string& text) {
+  std::map<std::string, std::vector<uint32_t>> out;
+  const std::vector<std::string> lines = split_lines(text);
+  EXPECT_FALSE(lines.empty());
+  if (lines.empty()) return out;
+  EXPECT_EQ(lines[0], "v1");
+  std::string function;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    if (line.starts_with("f ")) {
+      function = line.substr(2);
+      EXPECT_FALSE(out.count(function)) << function << " listed twice";
+      out[function];
+    } else if (line.starts_with("c ")) {
+      EXPECT_FALSE(function.empty()) << line;
+      EXPECT_TRUE(out[function].empty()) << function << ": a second cluster";
+      std::istringstream ids(line.substr(2));
+      for (uint32_t b; ids >> b;) out[function].push_back(b);
+    } else {
+      ADD_FAILURE() << "line " << i + 1 << ": " << line;
+    }
+  }
+  return out;
+}
+
+class Propeller : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* tool : {"clang-19", "ld.lld-19", "llvm-readobj-19"})
+      if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
+    propeller_set().require_ready();
+    dir_ = propeller_set().status().dir;
+  }
+  fs::path fixture(const std::string& name) const { return dir_ / name; }
+
+  // Our Propeller profile of the recording, in tmp_/NAME.
+  fs::path convert(const std::string& data, const std::string& name) const {
+    const fs::path out = tmp_ / name;
+    const ProfcollectRun r =
+        run_profcollect({"convert", "-q", "-p", fixture(data).string(), "--format", "propeller",
+                         "-o", out.string(), fixture("interp_bbmap").string()});
+    EXPECT_EQ(r.run.exit_code, 0) << r.describe();
+    return out;
+  }
+
+  // The clusters name the map's functions and their blocks, each once, the entry first.
+  void expect_clusters_of_the_map(const std::map<std::string, std::vector<uint32_t>>& clusters) {
+    const AddressMap map = read_address_map(fixture("interp_bbmap"));
+    ASSERT_FALSE(map.empty());
+    for (const auto& [function, cluster] : clusters) {
+      SCOPED_TRACE(function);
+      ASSERT_TRUE(map.count(function)) << "not a function of the address map";
+      const std::vector<std::vector<uint32_t>>& ranges = map.at(function);
+      std::set<uint32_t> ids;
+      for (const auto& r : ranges) ids.insert(r.begin(), r.end());
+      ASSERT_FALSE(cluster.empty());
+      EXPECT_EQ(cluster.front(), ranges.front().front()) << "the entry block begins the cluster";
+      std::set<uint32_t> seen;
+      for (const uint32_t b : cluster) {
+        EXPECT_TRUE(ids.count(b)) << "block " << b << " is not the function's";
+        EXPECT_TRUE(seen.insert(b).second) << "block " << b << " listed twice";
+      }
+    }
+  }
+
+  fs::path dir_;
+  TempDir tmp_;
+};
+
+TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
+  const fs::path out = convert("interp_bbmap.br.data", "br");
+  const std::string cc = read_file(out / "propeller_cc_profile.txt");
+  const std::string ld = read_file(out / "propeller_ld_profile.txt");
+  const auto clusters = read_clusters(cc);
+  // The program's hot functions (others are inlined into them).
+  for (const char* hot : {"main", "run", "collatz_steps", "bits"})
+    EXPECT_TRUE(clusters.count(hot)) << hot << " has no cluster:\n" << cc;
+  expect_clusters_of_the_map(clusters);
+
+  const auto meta = nlohmann::json::parse(read_file(out / "meta.json"));
+  ASSERT_TRUE(meta.contains("propeller")) << meta.dump(2);
+  EXPECT_EQ(meta["propeller"]["edges"], "branch_stacks");
+  EXPECT_EQ(meta["propeller"]["functions"], clusters.size());
+  EXPECT_GT(meta["propeller"]["branches_mapped"].get<uint64_t>(), 0u);
+
+  // Relinked with the profile: no warning from clang or lld.
+  const fs::path relinked = tmp_ / "relinked";
+  const std::vector<std::string> argv = {
+      "clang-19",
+      "-O2",
+      "-fno-pie",
+      "-no-pie",
+      "-fuse-ld=lld",
+      "-ffunction-sections",
+      "-fbasic-block-sections=list=" + (out / "propeller_cc_profile.txt").string(),
+      "-fbasic-block-address-map",
+      "-Wl,--symbol-ordering-file=" + (out / "propeller_ld_profile.txt").string(),
+      "-o",
+      relinked.string(),
+      (source_dir() / "tests/fixtures/inference_src/interp.c").string()};
+  const CommandResult built = run_command(argv);
+  ASSERT_EQ(built.exit_code, 0) << built.describe(argv);
+  EXPECT_EQ(built.out + built.err, "") << "clang or lld said something of the profile";
+
+  const CommandResult original = run_command({fixture("interp_bbmap").string()});
+  const CommandResult relaid = run_command({relinked.string()});
+  EXPECT_EQ(original.exit_code, 0);
+  EXPECT_EQ(relaid.exit_code, 0);
+  EXPECT_EQ(relaid.out, original.out);
+
+  // The relinked binary's own map: each clustered function's first range holds its cluster, in
+  // our order; the blocks left out lie in another range (the cold part).
+  const AddressMap after = read_address_map(relinked);
+  for (const auto& [function, cluster] : clusters) {
+    SCOPED_TRACE(function);
+    ASSERT_TRUE(after.count(function));
+    EXPECT_EQ(after.at(function).front(), cluster);
+  }
+
+  // The symbol order: hot parts in our order, then the cold parts, as the linker placed them.
+  const std::vector<std::string> order = split_lines(ld);
+  ASSERT_FALSE(order.empty());
+  const std::vector<std::string> nm_argv = {"llvm-nm-19", "-n", "--defined-only",
+                                            relinked.string()};
+  const CommandResult nm = run_command(nm_argv);
+  ASSERT_EQ(nm.exit_code, 0) << nm.describe(nm_argv);
+  std::map<std::string, size_t> placed;  // symbol -> its rank by address
+  for (const std::string& line : split_lines(nm.out)) {
+    const size_t space = line.rfind(' ');
+    if (space != std::string::npos) placed.emplace(line.substr(space + 1), placed.size());
+  }
+  size_t previous = 0;
+  bool first = true;
+  for (const std::string& symbol : order) {
+    SCOPED_TRACE(symbol);
+    ASSERT_TRUE(placed.count(symbol)) << "the order names a symbol the program has not";
+    if (!first) EXPECT_GT(placed.at(symbol), previous) << "placed out of our order";
+    previous = placed.at(symbol);
+    first = false;
+    const std::string function =
+        symbol.ends_with(".cold") ? symbol.substr(0, symbol.size() - 5) : symbol;
+    EXPECT_TRUE(clusters.count(function)) << "not a clustered function";
+  }
+}
+
+TEST_F(Propeller, WithoutBranchStacksTheEdgesAreInferredFromIpSamples) {
+  const fs::path out = convert("interp_bbmap.ip.data", "ip");
+  const auto clusters = read_clusters(read_file(out / "propeller_cc_profile.txt"));
+  for (const char* hot : {"main", "run", "collatz_steps"})
+    EXPECT_TRUE(clusters.count(hot)) << hot << " has no cluster";
+  expect_clusters_of_the_map(clusters);
+  const auto meta = nlohmann::json::parse(read_file(out / "meta.json"));
+  EXPECT_EQ(meta["propeller"]["edges"], "ip_samples");
+  EXPECT_GT(meta["propeller"]["sample_share"].get<double>(), 0.9);
+}
+
+TEST_F(Propeller, BinaryWithoutAddressMapIsRefusedSayingHowToBuildIt) {
+  // Refused before the recording is read: it holds none of this binary's samples.
+  const ProfcollectRun r = run_profcollect(
+      {"convert", "-q", "-p", fixture("interp_bbmap.br.data").string(), "--format", "propeller",
+       "-o", (tmp_ / "plain").string(), fixture("interp_plain").string()});
+  EXPECT_NE(r.run.exit_code, 0) << r.describe();
+  EXPECT_NE(r.run.err.find("-fbasic-block-address-map"), std::string::npos) << r.run.err;
+  EXPECT_NE(r.run.err.find("interp_plain"), std::string::npos) << r.run.err;
+  EXPECT_FALSE(fs::exists(tmp_ / "plain" / "propeller_cc_profile.txt"));
+}
+
+}  // namespace
+}  // namespace profcollect::test
