@@ -74,6 +74,13 @@ int CollectLoop::run() {
   settings.binaries = o_.binaries;
   settings.debug_dirs = o_.debug_dirs;
   settings.unsymbolized = o_.unsymbolized;
+  if (!o_.formats.empty()) {
+    try {
+      settings.formats = parse_format_list(o_.formats);
+    } catch (const FormatListError& e) {
+      throw CliError(in_cli_terms(e.what()), 2);
+    }
+  }
   if (settings.target.kind == TargetKind::Command) {
     // The event selection is checked first, so a bad setting never forks the command.
     (void)select_event(EventOptions{parse_event_request(o_.event, o_.branch_any, o_.branch_filter),

@@ -29,6 +29,7 @@ struct CollectOptions {
   std::vector<std::string> debug_dirs;
   bool quiet = false;
   bool unsymbolized = false;  // also write autofdo.unsym per binary
+  std::string formats;        // --format: names joined by commas; empty: the live defaults
 };
 
 // Returns the exit code: 0, or the child's status in command mode. Throws for errors before

@@ -165,6 +165,19 @@ int main(int argc, char** argv) {
       ->type_name("PATH|BUILD-ID");
   app.add_option("--debug-dir", collect.debug_dirs, "directory searched for separate debug info")
       ->type_name("DIR");
+  app.add_option(
+         "--format", collect.formats,
+         format_names() +
+             ", joined by commas: the profiles written per binary (default: the live "
+             "defaults, " +
+             [] {
+               std::string names;
+               for (ProfileFormat f : live_default_formats())
+                 names += (names.empty() ? "" : ",") + std::string(f->name);
+               return names;
+             }() +
+             ")")
+      ->type_name("FORMAT[,FORMAT...]");
   app.add_flag("--unsymbolized", collect.unsymbolized,
                "also write autofdo.unsym (llvm-profgen's unsymbolized profile) per binary");
   app.add_flag("-q,--quiet", collect.quiet, "print nothing but errors");
@@ -319,8 +332,8 @@ int main(int argc, char** argv) {
       "Merge the output directories of many hosts into one: a profile per binary (basename and "
       "build-id), every format added up as its own tools do (BOLT's merge-fdata, llvm-profdata "
       "merge --sample); meta.json samples summed and time range widened. The binaries are not "
-      "needed, but for bolt.inferred.preagg, inferred again from the summed samples with the "
-      "binary at meta.json's path when it is still that build. OUT's directories of the "
+      "needed, but for bolt.inferred.preagg and the propeller files, made again from the summed "
+      "samples with the binary at meta.json's path when it is still that build. OUT's directories of the "
       "binaries merged are replaced, each as a whole; give OUT as an input too to add to it.");
   m->add_option("-o,--output", merge.output, "directory to write the merged profiles into")
       ->type_name("OUT")

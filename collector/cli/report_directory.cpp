@@ -251,6 +251,17 @@ void print_binary(const BinaryReport& b, size_t top) {
                 number(inferred, "inferred_functions"), number(inferred, "functions"),
                 number(inferred, "inferred_blocks"), 100.0 * share);
   }
+  if (b.meta.is_object() && b.meta.contains("propeller") && b.meta["propeller"].is_object()) {
+    const ordered_json& p = b.meta["propeller"];
+    const double share = p.contains("sample_share") && p["sample_share"].is_number()
+                             ? p["sample_share"].get<double>()
+                             : 0.0;
+    std::printf("  propeller: %" PRIu64 " functions clustered (%" PRIu64 " blocks, %" PRIu64
+                " with a cold part), %.2f%% of the samples; edges from %s\n",
+                number(p, "functions"), number(p, "blocks"), number(p, "functions_with_cold_part"),
+                100.0 * share,
+                text(p, "edges") == "ip_samples" ? "the IP samples (inferred)" : "branch stacks");
+  }
   for (const auto& aside : b.set_aside) {
     std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());
   }
@@ -277,6 +288,7 @@ ordered_json binary_json(const BinaryReport& b, size_t top) {
     j["bolt_address_translation"] = b.meta["bolt_address_translation"];
   if (b.meta.is_object() && b.meta.contains("bolt_inferred"))
     j["bolt_inferred"] = b.meta["bolt_inferred"];
+  if (b.meta.is_object() && b.meta.contains("propeller")) j["propeller"] = b.meta["propeller"];
   j["function_count"] = b.functions.size();
   j["functions"] = ordered_json::array();
   for (size_t i = 0; i < b.functions.size() && i < top; ++i) {

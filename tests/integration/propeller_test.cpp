@@ -90,6 +90,28 @@ std::map<std::string, std::vector<uint32_t>> read_clusters(const std::string& te
   return out;
 }
 
+// The clusters name the binary's address map's functions and their blocks, each once, the entry
+// first.
+void expect_clusters_of(const std::map<std::string, std::vector<uint32_t>>& clusters,
+                        const fs::path& binary) {
+  const AddressMap map = read_address_map(binary);
+  ASSERT_FALSE(map.empty());
+  for (const auto& [function, cluster] : clusters) {
+    SCOPED_TRACE(function);
+    ASSERT_TRUE(map.count(function)) << "not a function of the address map";
+    const std::vector<std::vector<uint32_t>>& ranges = map.at(function);
+    std::set<uint32_t> ids;
+    for (const auto& r : ranges) ids.insert(r.begin(), r.end());
+    ASSERT_FALSE(cluster.empty());
+    EXPECT_EQ(cluster.front(), ranges.front().front()) << "the entry block begins the cluster";
+    std::set<uint32_t> seen;
+    for (const uint32_t b : cluster) {
+      EXPECT_TRUE(ids.count(b)) << "block " << b << " is not the function's";
+      EXPECT_TRUE(seen.insert(b).second) << "block " << b << " listed twice";
+    }
+  }
+}
+
 class Propeller : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -110,24 +132,8 @@ class Propeller : public ::testing::Test {
     return out;
   }
 
-  // The clusters name the map's functions and their blocks, each once, the entry first.
   void expect_clusters_of_the_map(const std::map<std::string, std::vector<uint32_t>>& clusters) {
-    const AddressMap map = read_address_map(fixture("interp_bbmap"));
-    ASSERT_FALSE(map.empty());
-    for (const auto& [function, cluster] : clusters) {
-      SCOPED_TRACE(function);
-      ASSERT_TRUE(map.count(function)) << "not a function of the address map";
-      const std::vector<std::vector<uint32_t>>& ranges = map.at(function);
-      std::set<uint32_t> ids;
-      for (const auto& r : ranges) ids.insert(r.begin(), r.end());
-      ASSERT_FALSE(cluster.empty());
-      EXPECT_EQ(cluster.front(), ranges.front().front()) << "the entry block begins the cluster";
-      std::set<uint32_t> seen;
-      for (const uint32_t b : cluster) {
-        EXPECT_TRUE(ids.count(b)) << "block " << b << " is not the function's";
-        EXPECT_TRUE(seen.insert(b).second) << "block " << b << " listed twice";
-      }
-    }
+    expect_clusters_of(clusters, fixture("interp_bbmap"));
   }
 
   fs::path dir_;
@@ -221,6 +227,41 @@ TEST_F(Propeller, WithoutBranchStacksTheEdgesAreInferredFromIpSamples) {
   EXPECT_GT(meta["propeller"]["sample_share"].get<double>(), 0.9);
 }
 
+// Live collection (`-- CMD --format propeller`) writes both files at its flush, from the IP
+// samples here (no branch stacks on a machine without LBR), and merge makes them again from the
+// summed samples with the binary.
+TEST_F(Propeller, LiveCollectionWritesItAndMergeMakesItAgain) {
+  std::vector<fs::path> inputs;
+  for (const char* name : {"live1", "live2"}) {
+    const fs::path out = tmp_ / name;
+    // 400000 rounds: about a second of the interpreter, some 2000 samples at 4000 Hz, most of them
+    // in its loop (run).
+    const ProfcollectRun r = run_profcollect({"-q", "-o", out.string(), "--format", "propeller",
+                                              "--", fixture("interp_bbmap").string(), "400000"});
+    ASSERT_EQ(r.run.exit_code, 0) << r.describe();
+    inputs.push_back(out);
+  }
+  const ProfcollectRun merged = run_profcollect(
+      {"merge", "-o", (tmp_ / "merged").string(), inputs[0].string(), inputs[1].string()});
+  ASSERT_EQ(merged.run.exit_code, 0) << merged.describe();
+  EXPECT_EQ(merged.run.err.find("warning"), std::string::npos) << merged.run.err;
+  for (const fs::path& out : {inputs[0], inputs[1], tmp_ / "merged"}) {
+    SCOPED_TRACE(out.string());
+    fs::path dir;
+    for (const auto& entry : fs::directory_iterator(out))
+      if (entry.path().filename().string().starts_with("interp_bbmap-")) dir = entry.path();
+    ASSERT_FALSE(dir.empty()) << "no directory of the interpreter";
+    const auto clusters = read_clusters(read_file(dir / "propeller_cc_profile.txt"));
+    EXPECT_TRUE(clusters.count("run")) << "the interpreter's loop has no cluster";
+    expect_clusters_of_the_map(clusters);
+    EXPECT_FALSE(read_file(dir / "propeller_ld_profile.txt").empty());
+    const auto meta = nlohmann::json::parse(read_file(dir / "meta.json"));
+    EXPECT_EQ(meta["propeller"]["edges"], "ip_samples");
+    const auto formats = meta["formats"].get<std::vector<std::string>>();
+    EXPECT_NE(std::find(formats.begin(), formats.end(), "propeller_ld_profile.txt"), formats.end());
+  }
+}
+
 TEST_F(Propeller, BinaryWithoutAddressMapIsRefusedSayingHowToBuildIt) {
   // Refused before the recording is read: it holds none of this binary's samples.
   const ProfcollectRun r = run_profcollect(
@@ -230,6 +271,95 @@ TEST_F(Propeller, BinaryWithoutAddressMapIsRefusedSayingHowToBuildIt) {
   EXPECT_NE(r.run.err.find("-fbasic-block-address-map"), std::string::npos) << r.run.err;
   EXPECT_NE(r.run.err.find("interp_plain"), std::string::npos) << r.run.err;
   EXPECT_FALSE(fs::exists(tmp_ / "plain" / "propeller_cc_profile.txt"));
+}
+
+}  // namespace
+}  // namespace profcollect::test
+
+namespace profcollect::test {
+namespace {
+
+FixtureSet& propeller_kernel_set() {
+  static FixtureSet set({.name = "propeller_kernel",
+                         .script = "make_propeller_kernel_fixtures.sh",
+                         .arguments = {PROFCOLLECT_BRANCH_RECORDER},
+                         .source_folder = "kernel_src",
+                         .other_inputs = {PROFCOLLECT_BRANCH_RECORDER}});
+  return set;
+}
+[[maybe_unused]] const bool propeller_kernel_set_registered =
+    register_fixture_set(&propeller_kernel_set);
+
+// The kernel's Propeller build (Documentation/dev-tools/propeller.rst) takes
+// CLANG_PROPELLER_PROFILE_PREFIX=DIR/propeller: DIR/propeller_cc_profile.txt and
+// DIR/propeller_ld_profile.txt. A stand-in vmlinux built with the address map, its kernel branch
+// samples converted as a kernel's; its code compiled again with the clusters and linked by
+// ld.lld-19 with the order, by the stand-in's linker script.
+TEST(PropellerKernel, StandInVmlinuxGetsThePrefixedFilesThatClangAndLldTake) {
+  for (const char* tool : {"clang-19", "ld.lld-19", "llvm-readobj-19"})
+    if (!have_executable(tool)) GTEST_SKIP() << tool << " is not installed";
+  propeller_kernel_set().require_ready();
+  const fs::path dir = propeller_kernel_set().status().dir;
+  TempDir tmp;
+  const fs::path out = tmp / "out";
+  const ProfcollectRun r =
+      run_profcollect({"convert", "-q", "--kernel", "-p", (dir / "kernel_branch.data").string(),
+                       "--format", "propeller", "-o", out.string(), (dir / "vmlinux").string()});
+  ASSERT_EQ(r.run.exit_code, 0) << r.describe();
+  EXPECT_EQ(tmp.entries(), std::vector<std::string>{"out"});
+  const fs::path prefix = out / "propeller";
+  const std::string cc = read_file(prefix.string() + "_cc_profile.txt");
+  const std::string ld = read_file(prefix.string() + "_ld_profile.txt");
+  const auto clusters = read_clusters(cc);
+  for (const char* hot : {"vfs_step", "sched_pick"})
+    EXPECT_TRUE(clusters.count(hot)) << hot << " has no cluster:\n" << cc;
+  expect_clusters_of(clusters, dir / "vmlinux");
+  const auto meta = nlohmann::json::parse(read_file(out / "meta.json"));
+  EXPECT_EQ(meta["propeller"]["edges"], "branch_stacks");
+
+  const fs::path src = source_dir() / "tests/fixtures/kernel_src";
+  const fs::path object = tmp / "kernel.o", relinked = tmp / "vmlinux.propeller";
+  const std::vector<std::string> compile = {
+      "clang-19",
+      "-O2",
+      "-fbasic-block-address-map",
+      "-ffunction-sections",
+      "-fbasic-block-sections=list=" + prefix.string() + "_cc_profile.txt",
+      "-fPIE",
+      "-ffreestanding",
+      "-fno-builtin",
+      "-fno-stack-protector",
+      "-fcf-protection=none",
+      "-mno-red-zone",
+      "-fno-asynchronous-unwind-tables",
+      "-c",
+      (src / "kernel_autofdo.c").string(),
+      "-o",
+      object.string()};
+  const CommandResult compiled = run_command(compile);
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.describe(compile);
+  EXPECT_EQ(compiled.out + compiled.err, "") << "clang said something of the profile";
+  const std::vector<std::string> link = {
+      "ld.lld-19",
+      "-static",
+      "-T",
+      (src / "kernel_autofdo.ld").string(),
+      "--defsym",
+      "IMAGE_BASE=0xffffffff81000000",
+      "--symbol-ordering-file=" + prefix.string() + "_ld_profile.txt",
+      "-o",
+      relinked.string(),
+      object.string()};
+  const CommandResult linked = run_command(link);
+  ASSERT_EQ(linked.exit_code, 0) << linked.describe(link);
+  EXPECT_EQ(linked.out + linked.err, "") << "ld.lld said something of the order";
+  const AddressMap after = read_address_map(relinked);
+  for (const auto& [function, cluster] : clusters) {
+    SCOPED_TRACE(function);
+    ASSERT_TRUE(after.count(function));
+    EXPECT_EQ(after.at(function).front(), cluster);
+  }
+  EXPECT_FALSE(split_lines(ld).empty());
 }
 
 }  // namespace
