@@ -333,7 +333,8 @@ int main(int argc, char** argv) {
       "build-id), every format added up as its own tools do (BOLT's merge-fdata, llvm-profdata "
       "merge --sample); meta.json samples summed and time range widened. The binaries are not "
       "needed, but for bolt.inferred.preagg and the propeller files, made again from the summed "
-      "samples with the binary at meta.json's path when it is still that build. OUT's directories of the "
+      "samples with the binary at meta.json's path when it is still that build. OUT's directories "
+      "of the "
       "binaries merged are replaced, each as a whole; give OUT as an input too to add to it.");
   m->add_option("-o,--output", merge.output, "directory to write the merged profiles into")
       ->type_name("OUT")
