@@ -4,8 +4,8 @@
 # miss the instruction cache as little as the same binary optimized by BOLT from the same branch
 # data? And what does writing the profile cost? Run by hand (not by ctest); needs clang-19,
 # ld.lld-19, llvm-bolt-19 and perf2bolt of LLVM 19, valgrind, tclsh, /usr/bin/time and the
-# branch_recorder test tool (built with the tests). About 15 minutes on a 2-core virtual machine,
-# most of it single-stepping the programs.
+# branch_recorder test tool (built with the tests). About 30 minutes on a 2-core virtual machine,
+# most of it single-stepping the programs (some 30,000 instructions a second).
 #
 # Usage: propeller_bench.sh [-k] [PROFCOLLECT [BRANCH_RECORDER]]
 #   PROFCOLLECT        default: build/profcollect in the repository
@@ -18,8 +18,8 @@
 #
 # For each program (built as edge_inference_programs.sh builds it, with clang-19 -O2 -fno-pie
 # -ffunction-sections -fbasic-block-address-map, linked -no-pie by lld with --emit-relocs), on a
-# workload small enough to trace whole (sqlite3: smalltest's scripts but the three largest, ~5M
-# instructions; synth: 40000 calls, ~6M):
+# workload small enough to trace whole (sqlite3: smalltest's scripts but the three largest, 30M
+# instructions; synth: 40000 calls):
 #   data       branch_recorder single-steps one run of the workload from `main` and writes its real
 #              taken branches as a branch-stack perf.data: a sample of the last 32 every 16 taken
 #              branches (what a machine with LBR records, at a higher rate)
