@@ -1,7 +1,7 @@
 // BbAddrMap::decode on sections encoded here by LLVM 19's layout as mapper/bb_addr_map.h
 // describes it (the layout itself is judged against llvm-readobj-19 on clang-19's output in
-// bb_addr_map_test.cpp): every version and feature, the lookups, each kind of damage, and a
-// section cut or overwritten at every byte.
+// tests/integration/bb_addr_map_test.cpp): every version and feature, the lookups, each kind of
+// damage, and a section cut or overwritten at every byte.
 #include <gtest/gtest.h>
 
 #include <cstdint>

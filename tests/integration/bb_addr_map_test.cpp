@@ -1,84 +1,59 @@
 // BbAddrMap on what clang-19 writes, judged by llvm-readobj-19 --bb-addr-map: every function's
 // address, every range, every block's ID, offset, size and flags, and the PGO analysis map
 // (entry counts, block frequencies, successors and their probabilities) must be the judge's.
-// The binaries and the judge's output are made by tests/fixtures/make_bb_addr_map_fixtures.sh
-// (a few seconds, into a directory of this process, removed at its end); without clang-19 or
+// The binaries and the judge's output are the bb_addr_map fixture set
+// (tests/fixtures/make_bb_addr_map_fixtures.sh, a few seconds); without clang-19 or
 // llvm-readobj-19 the tests skip. Then the files the reader refuses, and copies of a binary
-// whose section is damaged: a clean error naming the file, never a crash, and the judge's
-// verdict on each copy.
-//
-// Unlike the other unit tests these need outside tools (the compiler and the judge): the point
-// is the judge, and the fixtures take seconds, not a recording.
+// whose section is damaged (in a directory of each test): a clean error naming the file, never a
+// crash, and the judge's verdict on each copy.
 #include <elf.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/wait.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mapper/bb_addr_map.h"
 #include "mapper/elf_binary.h"
 #include "mapper/symbol_table.h"
+#include "tests/integration/fixture_set.h"
+#include "tests/integration/test_support.h"
 
-namespace profcollect {
+namespace profcollect::test {
 namespace {
 
 namespace fs = std::filesystem;
 using Kind = BbAddrMapError::Kind;
 
-// The fixture set, made once per test process (REQUIRE_FIXTURES skips a test when the tools are
-// missing, and fails it when the script failed).
-class Fixtures {
- public:
-  static const Fixtures& get() {
-    static const Fixtures fixtures;
-    return fixtures;
-  }
-  int status() const { return status_; }
-  const std::string& errors() const { return errors_; }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+FixtureSet& bb_addr_map_set() {
+  static FixtureSet set({.name = "bb_addr_map",
+                         .script = "make_bb_addr_map_fixtures.sh",
+                         .source_folder = "bb_addr_map_src"});
+  return set;
+}
+[[maybe_unused]] const bool bb_addr_map_set_registered = register_fixture_set(&bb_addr_map_set);
 
- private:
-  Fixtures() {
-    std::string templ = (fs::temp_directory_path() / "profcollect-bb-addr-map-XXXXXX").string();
-    if (mkdtemp(templ.data()) == nullptr) return;
-    dir_ = templ;
-    const fs::path out = dir_ / "fixtures";
-    const fs::path log = dir_ / "script.stderr";
-    const std::string command = "sh '" + std::string(PROFCOLLECT_SOURCE_DIR) +
-                                "/tests/fixtures/make_bb_addr_map_fixtures.sh' '" + out.string() +
-                                "' >/dev/null 2>'" + log.string() + "'";
-    const int raw = std::system(command.c_str());
-    status_ = raw != -1 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    std::ifstream in(log);
-    errors_.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    dir_ = out;
-  }
-  ~Fixtures() {
-    std::error_code ec;
-    if (!dir_.empty()) fs::remove_all(dir_.parent_path(), ec);
-  }
+// A file of the fixture set.
+std::string fixture(const std::string& name) {
+  return (bb_addr_map_set().status().dir / name).string();
+}
 
-  fs::path dir_;
-  int status_ = -1;
-  std::string errors_;
+// The tests of a suite run only when the fixture set is made (skipped when a tool is missing,
+// failed when the script failed).
+class BbAddrMapFixtureTest : public ::testing::Test {
+ protected:
+  void SetUp() override { bb_addr_map_set().require_ready(); }
 };
 
-#define REQUIRE_FIXTURES()                                                                 \
-  do {                                                                                     \
-    const Fixtures& f = Fixtures::get();                                                   \
-    if (f.status() == 77) GTEST_SKIP() << "cannot make the fixtures here: " << f.errors(); \
-    ASSERT_EQ(f.status(), 0) << "make_bb_addr_map_fixtures.sh failed: " << f.errors();     \
-  } while (0)
+class BbAddrMapVsLlvmReadobj : public BbAddrMapFixtureTest {};
+class BbAddrMapBinaries : public BbAddrMapFixtureTest {};
 
 // ---- the judge's output -----------------------------------------------------------------------
 
@@ -96,12 +71,10 @@ uint64_t number(const std::string& text) { return std::stoull(text, nullptr, 0);
 // "Base Address:" per range, the block fields one per line, then optionally "PGO analyses {"
 // with "FuncEntryCount:", and per block ("{" at 8 spaces) "Frequency:" and successors ("{" at
 // 12 spaces) with "ID:" and "Probability:".
-std::vector<JudgeFunction> read_judge(const std::string& path) {
-  std::ifstream in(path);
+std::vector<JudgeFunction> read_judge(std::string_view output) {
   std::vector<JudgeFunction> functions;
   bool in_pgo = false;
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const std::string& line : split_lines(output)) {
     const size_t indent = line.find_first_not_of(' ');
     if (indent == std::string::npos) continue;
     const std::string text = line.substr(indent);
@@ -163,8 +136,8 @@ std::string describe(const BbBlock& b) {
   return s.str();
 }
 
-// Our map of `binary` against the judge's description of it in `judged`.
-void compare(const BbAddrMap& map, const std::string& judged, Counts& counts) {
+// Our map of a binary against the judge's description of it, `judged` (its output).
+void compare(const BbAddrMap& map, std::string_view judged, Counts& counts) {
   const std::vector<JudgeFunction> judge = read_judge(judged);
   ASSERT_FALSE(judge.empty()) << "llvm-readobj-19 listed no function";
   ASSERT_EQ(map.functions().size(), judge.size());
@@ -210,21 +183,20 @@ void compare(const BbAddrMap& map, const std::string& judged, Counts& counts) {
   }
 }
 
-TEST(BbAddrMapVsLlvmReadobj, EveryFunctionRangeBlockAndPgoEntry) {
-  REQUIRE_FIXTURES();
+TEST_F(BbAddrMapVsLlvmReadobj, EveryFunctionRangeBlockAndPgoEntry) {
   Counts all;
   std::vector<std::string> names = {
       "blocks",         "blocks_all", "blocks_list",  "blocks_pgo", "blocks_pgo_all",
       "blocks_profile", "eh",         "libblocks.so", "versions",   "versions_be32"};
-  if (fs::exists(Fixtures::get().path("bare32")))
+  if (fs::exists(fixture("bare32")))
     names.push_back("bare32");
   else
     std::cout << "[ NOTE     ] no i386 program (clang-19 -m32 could not build one here)\n";
   for (const std::string& name : names) {
     SCOPED_TRACE(name);
     Counts counts;
-    const BbAddrMap map = BbAddrMap::load(*ElfBinary::open(Fixtures::get().path(name)));
-    compare(map, Fixtures::get().path(name + ".readobj"), counts);
+    const BbAddrMap map = BbAddrMap::load(*ElfBinary::open(fixture(name)));
+    compare(map, read_file(fixture(name + ".readobj")), counts);
     std::cout << "[ JUDGED   ] " << name << ": " << counts.functions << " functions, "
               << counts.ranges << " ranges, " << counts.blocks << " blocks, " << counts.pgo_blocks
               << " PGO blocks, " << counts.successors << " successors\n";
@@ -253,11 +225,10 @@ TEST(BbAddrMapVsLlvmReadobj, EveryFunctionRangeBlockAndPgoEntry) {
 
 // Every byte of every block is found in that block, every function at its entry, and every
 // entry is a function symbol's start.
-TEST(BbAddrMapBinaries, LookupsFindEveryBlock) {
-  REQUIRE_FIXTURES();
+TEST_F(BbAddrMapBinaries, LookupsFindEveryBlock) {
   for (const char* name : {"blocks", "blocks_list", "blocks_pgo_all", "libblocks.so", "eh"}) {
     SCOPED_TRACE(name);
-    const auto elf = ElfBinary::open(Fixtures::get().path(name));
+    const auto elf = ElfBinary::open(fixture(name));
     const BbAddrMap map = BbAddrMap::load(*elf);
     SymbolSearchOptions options;
     options.debug_dirs = {};
@@ -281,9 +252,8 @@ TEST(BbAddrMapBinaries, LookupsFindEveryBlock) {
   }
 }
 
-TEST(BbAddrMapBinaries, ABinaryWithoutTheSectionSaysHowToBuildIt) {
-  REQUIRE_FIXTURES();
-  const std::string path = Fixtures::get().path("nomap");
+TEST_F(BbAddrMapBinaries, ABinaryWithoutTheSectionSaysHowToBuildIt) {
+  const std::string path = fixture("nomap");
   try {
     BbAddrMap::load(*ElfBinary::open(path));
     FAIL() << "loaded a map";
@@ -294,9 +264,8 @@ TEST(BbAddrMapBinaries, ABinaryWithoutTheSectionSaysHowToBuildIt) {
   }
 }
 
-TEST(BbAddrMapBinaries, ARelocatableObjectIsRefused) {
-  REQUIRE_FIXTURES();
-  const std::string path = Fixtures::get().path("blocks.o");
+TEST_F(BbAddrMapBinaries, ARelocatableObjectIsRefused) {
+  const std::string path = fixture("blocks.o");
   try {
     BbAddrMap::load(*ElfBinary::open(path));
     FAIL() << "loaded a map";
@@ -309,24 +278,16 @@ TEST(BbAddrMapBinaries, ARelocatableObjectIsRefused) {
 
 // ---- damaged copies ---------------------------------------------------------------------------
 
-std::vector<uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_file(const std::string& path, const std::vector<uint8_t>& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-}
-
-class BbAddrMapDamage : public ::testing::Test {
+// The copies are written to a directory of the test, not into the fixture set, which every test
+// process shares.
+class BbAddrMapDamage : public BbAddrMapFixtureTest {
  protected:
   void SetUp() override {
-    REQUIRE_FIXTURES();
+    BbAddrMapFixtureTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     // Every feature at once: several ranges and the PGO analysis map.
-    original_ = Fixtures::get().path("blocks_pgo_all");
-    copy_ = Fixtures::get().path("damaged");
+    original_ = fixture("blocks_pgo_all");
+    copy_ = (scratch_ / "damaged").string();
     bytes_ = read_file(original_);
     const auto elf = ElfBinary::open(original_);
     ASSERT_TRUE(elf->is_64bit() && elf->little_endian());
@@ -336,7 +297,7 @@ class BbAddrMapDamage : public ::testing::Test {
   }
 
   // Loads the copy; the error, or nothing when it loaded.
-  std::optional<BbAddrMapError> load_copy(const std::vector<uint8_t>& bytes) const {
+  std::optional<BbAddrMapError> load_copy(const std::string& bytes) const {
     write_file(copy_, bytes);
     try {
       BbAddrMap::load(*ElfBinary::open(copy_));
@@ -346,13 +307,16 @@ class BbAddrMapDamage : public ::testing::Test {
     return std::nullopt;
   }
 
+  TempDir scratch_;
   std::string original_, copy_;
-  std::vector<uint8_t> bytes_;
+  std::string bytes_;  // the original's
   ElfSection section_;
 };
 
+void flip(char& byte) { byte = static_cast<char>(byte ^ 0xff); }
+
 TEST_F(BbAddrMapDamage, AnUnknownVersionIsNamed) {
-  std::vector<uint8_t> bytes = bytes_;
+  std::string bytes = bytes_;
   bytes[section_.offset] = 3;  // the first function's version
   const auto error = load_copy(bytes);
   ASSERT_TRUE(error.has_value());
@@ -365,7 +329,7 @@ TEST_F(BbAddrMapDamage, AnUnknownVersionIsNamed) {
 
 TEST_F(BbAddrMapDamage, ASectionCutShortNamesTheFileAndTheByte) {
   // The section header says 3 bytes fewer: the last function's PGO data is cut.
-  std::vector<uint8_t> bytes = bytes_;
+  std::string bytes = bytes_;
   Elf64_Ehdr ehdr;
   std::memcpy(&ehdr, bytes.data(), sizeof ehdr);
   const uint64_t at = ehdr.e_shoff + uint64_t{section_.index} * ehdr.e_shentsize;
@@ -388,8 +352,8 @@ TEST_F(BbAddrMapDamage, ASectionCutShortNamesTheFileAndTheByte) {
 TEST_F(BbAddrMapDamage, EveryByteOfTheSectionOverwritten) {
   size_t loaded = 0, refused = 0;
   for (uint64_t i = 0; i < section_.size; ++i) {
-    std::vector<uint8_t> bytes = bytes_;
-    bytes[section_.offset + i] ^= 0xff;
+    std::string bytes = bytes_;
+    flip(bytes[section_.offset + i]);
     const auto error = load_copy(bytes);
     if (!error) {
       ++loaded;
@@ -406,32 +370,32 @@ TEST_F(BbAddrMapDamage, EveryByteOfTheSectionOverwritten) {
 
 // The same damage judged: what llvm-readobj-19 refuses we refuse, what it reads we read as it
 // does -- or refuse for one of the reasons this reader is stricter than LLVM (bb_addr_map.h).
-// The judge runs with 256 MiB of address space and 10 s: LLVM 19 believes a successor count
-// without checking it against the bytes left, and a damaged one (2^49, say) has it loop and
-// allocate until it runs out of memory ("LLVM ERROR: out of memory"). Where it gives up so, we
-// must have refused that count. Every eighth byte, to keep the test to seconds (the judge is a
+// The judge runs with 256 MiB of address space (a shell's ulimit -v: run_command sets no limits)
+// and 10 s: LLVM 19 believes a successor count without checking it against the bytes left, and a
+// damaged one (2^49, say) has it loop and allocate until it runs out of memory ("LLVM ERROR: out
+// of memory"). Where it gives up so, we must have refused that count. Every eighth byte, to keep the test to seconds (the judge is a
 // process per copy).
 TEST_F(BbAddrMapDamage, DamagedCopiesAreReadOrRefusedAsLlvmReadobjDoes) {
-  const std::string judged = copy_ + ".readobj", complaints = copy_ + ".readobj.stderr";
+  if (!have_executable("llvm-readobj-19")) GTEST_SKIP() << "llvm-readobj-19 is not installed";
+  const std::vector<std::string> argv = {
+      "sh", "-c", "ulimit -v 262144; exec llvm-readobj-19 --bb-addr-map \"$1\"", "sh", copy_};
+  RunOptions options;
+  options.timeout = std::chrono::seconds(10);
   size_t both_read = 0, both_refused = 0, stricter = 0, judge_gave_up = 0;
   for (uint64_t i = 0; i < section_.size; i += 8) {
     SCOPED_TRACE(::testing::Message() << "byte " << i << " of the section flipped");
-    std::vector<uint8_t> bytes = bytes_;
-    bytes[section_.offset + i] ^= 0xff;
+    std::string bytes = bytes_;
+    flip(bytes[section_.offset + i]);
     const auto error = load_copy(bytes);
-    const std::string command =
-        "ulimit -v 262144; exec timeout 10 llvm-readobj-19 --bb-addr-map '" + copy_ + "' >'" +
-        judged + "' 2>'" + complaints + "'";
-    const int raw = std::system(command.c_str());
-    ASSERT_NE(raw, -1);
-    std::ifstream in(complaints);
-    const std::string stderr_text((std::istreambuf_iterator<char>(in)),
-                                  std::istreambuf_iterator<char>());
+    const CommandResult judge = run_command(argv, options);
+    ASSERT_NE(judge.exit_code, -1) << judge.describe(argv);
+    const std::string& stderr_text = judge.err;
     const std::string what = error ? error->what() : "";
-    if (!WIFEXITED(raw) || WEXITSTATUS(raw) != 0) {
+    if (judge.exit_code != 0) {
       EXPECT_NE(what.find("the number of successors"), std::string::npos)
-          << "llvm-readobj-19 gave up (status " << raw << "): " << stderr_text.substr(0, 200)
-          << "\nwe: " << (error ? what : "read it");
+          << "llvm-readobj-19 gave up ("
+          << (judge.timed_out ? "timed out" : "exited " + std::to_string(judge.exit_code))
+          << "): " << stderr_text.substr(0, 200) << "\nwe: " << (error ? what : "read it");
       ++judge_gave_up;
     } else if (stderr_text.find("unable to dump SHT_LLVM_BB_ADDR_MAP") != std::string::npos) {
       EXPECT_TRUE(error.has_value()) << "llvm-readobj-19: " << stderr_text;
@@ -444,7 +408,7 @@ TEST_F(BbAddrMapDamage, DamagedCopiesAreReadOrRefusedAsLlvmReadobjDoes) {
       stricter += known;
     } else {
       Counts counts;
-      compare(BbAddrMap::load(*ElfBinary::open(copy_)), judged, counts);
+      compare(BbAddrMap::load(*ElfBinary::open(copy_)), judge.out, counts);
       ++both_read;
     }
   }
@@ -456,4 +420,4 @@ TEST_F(BbAddrMapDamage, DamagedCopiesAreReadOrRefusedAsLlvmReadobjDoes) {
 }
 
 }  // namespace
-}  // namespace profcollect
+}  // namespace profcollect::test
