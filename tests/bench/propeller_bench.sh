@@ -116,11 +116,12 @@ build() {
     fi
 }
 
-# measure DIR LABEL BINARY: "I1mr output-md5" of one workload run under cachegrind (DIR/m.LABEL).
+# measure DIR LABEL BINARY: "I1mr output-md5" of one workload run (DIR/base/run.sh) under
+# cachegrind (DIR/m.LABEL).
 measure() {
     local d=$1 l=$2 b=$3
     rm -f "$d/m.$l" "$d/cg.$l"
-    $run_env OUT_FILE="$d/out.$l" "$d/run.sh" valgrind --tool=cachegrind --cache-sim=yes $caches \
+    $run_env OUT_FILE="$d/out.$l" "$d/base/run.sh" valgrind --tool=cachegrind --cache-sim=yes $caches \
         --cachegrind-out-file="$d/cg.$l" --log-file="$d/vg.$l.log" "$b" || true
     [ -s "$d/cg.$l" ] || { fail "$l: the run under valgrind failed (see $d/vg.$l.log)"; return 1; }
     awk '/^events:/ { for (i = 2; i <= NF; i++) ev[i] = $i }
