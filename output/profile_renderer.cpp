@@ -73,6 +73,12 @@ std::string render_meta(const BinaryIdentity& identity, const ImageMeta& m,
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const auto& [name, content] : rendered.files) files.push_back(name);
   meta["formats"] = files;
+  // Each format asked for that this binary cannot have (no debug info for AutoFDO, no address
+  // map for Propeller), with why: live collection and the daemon go on without it. Always there
+  // (empty when nothing is missing): one schema whoever writes it.
+  nlohmann::ordered_json missing = nlohmann::ordered_json::object();
+  for (const auto& [format, why] : rendered.missing) missing[std::string(format->name)] = why;
+  meta["formats_not_written"] = missing;
   for (const auto& [key, value] : rendered.meta.items()) {
     if (key != "bolt_fdata") meta[key] = value;  // said above, from what bolt.fdata holds
   }

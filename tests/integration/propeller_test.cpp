@@ -262,6 +262,28 @@ TEST_F(Propeller, LiveCollectionWritesItAndMergeMakesItAgain) {
   }
 }
 
+// Live collection goes on without the format for a binary built without the map, and says why
+// in its meta.json.
+TEST_F(Propeller, LiveCollectionSaysWhyABinaryWithoutTheMapHasNone) {
+  const fs::path out = tmp_ / "plain";
+  const ProfcollectRun r = run_profcollect({"-q", "-o", out.string(), "--format", "propeller,bolt",
+                                            "--", fixture("interp_plain").string(), "400000"});
+  ASSERT_EQ(r.run.exit_code, 0) << r.describe();
+  fs::path dir;
+  for (const auto& entry : fs::directory_iterator(out))
+    if (entry.path().filename().string().starts_with("interp_plain-")) dir = entry.path();
+  ASSERT_FALSE(dir.empty()) << "no directory of the program";
+  EXPECT_TRUE(fs::exists(dir / "bolt.fdata"));
+  EXPECT_FALSE(fs::exists(dir / "propeller_cc_profile.txt"));
+  EXPECT_FALSE(fs::exists(dir / "propeller_ld_profile.txt"));
+  const auto meta = nlohmann::json::parse(read_file(dir / "meta.json"));
+  ASSERT_TRUE(meta.contains("formats_not_written")) << meta.dump(2);
+  EXPECT_NE(
+      meta["formats_not_written"]["propeller"].get<std::string>().find("-fbasic-block-address-map"),
+      std::string::npos)
+      << meta.dump(2);
+}
+
 TEST_F(Propeller, BinaryWithoutAddressMapIsRefusedSayingHowToBuildIt) {
   // Refused before the recording is read: it holds none of this binary's samples.
   const ProfcollectRun r = run_profcollect(
