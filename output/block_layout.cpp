@@ -1,5 +1,7 @@
 #include "output/block_layout.h"
 
+#include "output/count_sum.h"
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
@@ -30,11 +32,6 @@ constexpr double kEpsilon = 1e-8;
 // and 2^32 blocks of it still sum below 2^64.
 constexpr uint64_t kMaxBlockSize = uint64_t{1} << 31;
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-
-uint64_t add_saturating(uint64_t a, uint64_t b) {
-  uint64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<uint64_t>::max() : sum;
-}
 
 uint64_t address_size(uint64_t size) { return std::clamp<uint64_t>(size, 1, kMaxBlockSize); }
 
@@ -137,8 +134,8 @@ HotGraph hot_graph(std::span<const LayoutBlock> blocks, std::span<const LayoutEd
   for (size_t b = 0; b < n; ++b) count[b] = blocks[b].count;
   for (const LayoutEdge& e : edges) {
     if (e.count == 0) continue;
-    out[e.from] = add_saturating(out[e.from], e.count);
-    in[e.to] = add_saturating(in[e.to], e.count);
+    out[e.from] = saturating_add(out[e.from], e.count);
+    in[e.to] = saturating_add(in[e.to], e.count);
   }
   HotGraph graph;
   std::vector<uint32_t> hot_index(n, kNone);

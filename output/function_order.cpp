@@ -1,5 +1,7 @@
 #include "output/function_order.h"
 
+#include "output/count_sum.h"
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -9,11 +11,6 @@ namespace profcollect {
 namespace {
 
 constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
-
-uint64_t add_saturating(uint64_t a, uint64_t b) {
-  uint64_t sum = 0;
-  return __builtin_add_overflow(a, b, &sum) ? std::numeric_limits<uint64_t>::max() : sum;
-}
 
 double density(uint64_t samples, uint64_t size) {
   return static_cast<double>(samples) / static_cast<double>(size);
@@ -51,9 +48,9 @@ std::vector<uint32_t> call_chain_order(std::span<const OrderFunction> functions,
     const uint32_t callee = arcs[i].callee, caller = arcs[i].caller;
     uint64_t count = 0;
     for (; i < arcs.size() && arcs[i].callee == callee && arcs[i].caller == caller; ++i) {
-      count = add_saturating(count, arcs[i].count);
+      count = saturating_add(count, arcs[i].count);
     }
-    calls_in[callee] = add_saturating(calls_in[callee], count);
+    calls_in[callee] = saturating_add(calls_in[callee], count);
     if (count > best_calls[callee]) {  // callers come in ascending order: ties keep the lowest
       best_calls[callee] = count;
       best_caller[callee] = caller;
@@ -91,9 +88,9 @@ std::vector<uint32_t> call_chain_order(std::span<const OrderFunction> functions,
     if (into == kNone || into == from) continue;
     Cluster& pred = clusters[into];
     Cluster& own = clusters[from];
-    const uint64_t merged_size = add_saturating(pred.size, own.size);
+    const uint64_t merged_size = saturating_add(pred.size, own.size);
     if (merged_size > options.max_cluster_size) continue;
-    const uint64_t merged_samples = add_saturating(pred.samples, own.samples);
+    const uint64_t merged_samples = saturating_add(pred.samples, own.samples);
     if (density(pred.samples, pred.size) >
         density(merged_samples, merged_size) * options.max_density_degradation) {
       continue;

@@ -7,17 +7,12 @@
 #include <vector>
 
 #include "output/block_layout.h"
+#include "output/count_sum.h"
 #include "output/function_order.h"
 
 namespace profcollect {
 
 namespace {
-
-// Counts of a long run's profile can pass 2^64 only in sums: they stop at the top.
-uint64_t saturating_add(uint64_t a, uint64_t b) {
-  uint64_t sum;
-  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
-}
 
 // The counts laid on one function's blocks, indexed by their place in its ranges (in order).
 struct FunctionCounts {
