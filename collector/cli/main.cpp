@@ -195,12 +195,15 @@ int main(int argc, char** argv) {
                 "read `perf script -F ip,brstack --show-mmap-events` text instead of a perf.data")
       ->type_name("FILE");
   std::string format_list = "bolt";
-  c->add_option("--format", format_list,
-                format_names() + ", or several joined by commas (then -o is a directory)")
+  c->add_option(
+       "--format", format_list,
+       format_names() +
+           ", or several joined by commas (then -o is a directory, as for propeller's two files)")
       ->type_name("FORMAT[,FORMAT...]")
       ->capture_default_str();
-  c->add_option("-o,--output", convert.output,
-                "profile to write (replaced atomically); a directory when several formats")
+  c->add_option(
+       "-o,--output", convert.output,
+       "profile to write (replaced atomically); a directory when several formats or propeller")
       ->type_name("FILE")
       ->required();
   c->add_flag(
