@@ -1,4 +1,5 @@
 #include "mapper/bb_addr_map.h"
+#include "record/hex_text.h"
 
 #include <elf.h>
 
@@ -18,12 +19,6 @@ using Kind = BbAddrMapError::Kind;
 constexpr uint8_t kLatestVersion = 2;  // what LLVM 19 writes and the highest it reads
 constexpr uint8_t kKnownFeatures = 0xf;
 constexpr uint32_t kKnownMetadata = 0x1f;
-
-std::string hex(uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 // Reads one section; every read checks what is left first, and every failure names the byte.
 class Cursor {
@@ -87,7 +82,7 @@ class Cursor {
 
   [[noreturn]] void fail(Kind kind, size_t at, const std::string& why) const {
     std::string message = where_.empty() ? std::string() : std::string(where_) + ": ";
-    message += "at byte " + hex(at) + " of the section: " + why;
+    message += "at byte " + hex_address(at) + " of the section: " + why;
     throw BbAddrMapError(kind, message, at);
   }
 
@@ -113,7 +108,8 @@ BbBlock read_block(Cursor& in, uint8_t version, uint32_t index, uint32_t& previo
   const size_t metadata_at = in.position();
   const uint32_t metadata = in.uleb32("a block's metadata");
   if ((metadata & ~kKnownMetadata) != 0)
-    in.fail(Kind::Malformed, metadata_at, "unknown block metadata bits in " + hex(metadata));
+    in.fail(Kind::Malformed, metadata_at,
+            "unknown block metadata bits in " + hex_address(metadata));
   b.has_return = metadata & 1u;
   b.has_tail_call = metadata & 2u;
   b.is_eh_pad = metadata & 4u;
@@ -143,7 +139,7 @@ BbRange read_range(Cursor& in, const BbAddrMapEncoding& encoding, uint8_t versio
   for (size_t i = 0; i < blocks; ++i)
     range.blocks.push_back(read_block(in, version, static_cast<uint32_t>(i), previous_end));
   if (previous_end > UINT64_MAX - range.address)
-    in.fail(Kind::Malformed, at, "the range at " + hex(range.address) + " passes 2^64");
+    in.fail(Kind::Malformed, at, "the range at " + hex_address(range.address) + " passes 2^64");
   return range;
 }
 
@@ -187,10 +183,10 @@ BbFunction read_function(Cursor& in, const BbAddrMapEncoding& encoding) {
   const size_t feature_at = in.position();
   const uint8_t feature = in.u8("a function's feature byte");
   if ((feature & ~kKnownFeatures) != 0)
-    in.fail(Kind::Malformed, feature_at, "unknown feature bits in " + hex(feature));
+    in.fail(Kind::Malformed, feature_at, "unknown feature bits in " + hex_address(feature));
   if (feature != 0 && f.version < 2) {
     in.fail(Kind::Malformed, feature_at,
-            "features " + hex(feature) + " in a version " + std::to_string(f.version) +
+            "features " + hex_address(feature) + " in a version " + std::to_string(f.version) +
                 " entry (features need version 2)");
   }
   f.features.func_entry_count = feature & 1u;
@@ -267,7 +263,7 @@ BbAddrMap BbAddrMap::load(const ElfBinary& binary) {
   BbAddrMap map;
   for (const ElfSection* s : sections) {
     const std::string where = path + ": section " + s->name + " [" + std::to_string(s->index) +
-                              "] at file offset " + hex(s->offset);
+                              "] at file offset " + hex_address(s->offset);
     if ((s->flags & SHF_COMPRESSED) != 0) {
       throw BbAddrMapError(Kind::Unsupported,
                            where +

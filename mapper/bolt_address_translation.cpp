@@ -1,4 +1,5 @@
 #include "mapper/bolt_address_translation.h"
+#include "record/hex_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,12 +11,6 @@ namespace {
 
 constexpr uint32_t kNoteTypeBat = 1;         // BinarySection::NT_BOLT_BAT
 constexpr uint64_t kMaxOffset = UINT32_MAX;  // BOLT keeps offsets in 32 bits
-
-std::string hex(uint64_t value) {
-  char buffer[24];
-  std::snprintf(buffer, sizeof buffer, "0x%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
 
 // Reads the note's description; every read checks what is left first.
 class BatCursor {
@@ -89,7 +84,8 @@ class BatCursor {
 void read_entries(BatCursor& in, BatFragment& f, uint64_t& previous, uint64_t skew) {
   const size_t n = in.count("the number of entries");
   const size_t equal = in.uleb("the number of equal entries");
-  if (equal > n) in.fail("more equal entries than entries in the fragment at " + hex(f.address));
+  if (equal > n)
+    in.fail("more equal entries than entries in the fragment at " + hex_address(f.address));
   std::span<const uint8_t> bits;
   if (equal > 0) bits = in.take((equal + 7) / 8, "the branch bits");
   f.entries.reserve(n);
@@ -99,7 +95,7 @@ void read_entries(BatCursor& in, BatFragment& f, uint64_t& previous, uint64_t sk
     previous = output_address;
     const uint64_t output = output_address - f.address;
     if (output > kMaxOffset)
-      in.fail("an output offset past 4 GiB in the fragment at " + hex(f.address));
+      in.fail("an output offset past 4 GiB in the fragment at " + hex_address(f.address));
     if (i < equal) {
       const uint64_t branch = bits[i / 8] >> (i % 8) & 1u;
       input = (output + skew) << 1 | branch;
@@ -107,9 +103,9 @@ void read_entries(BatCursor& in, BatFragment& f, uint64_t& previous, uint64_t sk
       input += static_cast<uint64_t>(in.sleb("an input offset"));
     }
     if ((input >> 1) > kMaxOffset)
-      in.fail("an input offset out of range in the fragment at " + hex(f.address));
+      in.fail("an input offset out of range in the fragment at " + hex_address(f.address));
     if (!f.entries.empty() && output < f.entries.back().output_offset)
-      in.fail("entries out of order in the fragment at " + hex(f.address));
+      in.fail("entries out of order in the fragment at " + hex_address(f.address));
     f.entries.push_back({output, input >> 1, (input & 1u) != 0});
     if ((input & 1u) == 0) {
       in.u64("a block hash");
@@ -163,7 +159,8 @@ BoltAddressTranslation BoltAddressTranslation::parse(std::span<const uint8_t> no
     uint64_t entry = 0;
     for (size_t s = 0; s < secondary; ++s) {
       entry += in.uleb("a secondary entry point");
-      if (entry > kMaxOffset) in.fail("a secondary entry point past 4 GiB at " + hex(f.address));
+      if (entry > kMaxOffset)
+        in.fail("a secondary entry point past 4 GiB at " + hex_address(f.address));
       f.secondary_entries.push_back(entry);
     }
     hot.push_back(f.address);
@@ -179,12 +176,12 @@ BoltAddressTranslation BoltAddressTranslation::parse(std::span<const uint8_t> no
     previous = f.address;
     hot_index += in.uleb("a hot function index");
     if (hot_index >= hot.size())
-      in.fail("the cold fragment at " + hex(f.address) + " names hot function " +
+      in.fail("the cold fragment at " + hex_address(f.address) + " names hot function " +
               std::to_string(hot_index) + " of " + std::to_string(hot.size()));
     f.hot_address = hot[hot_index];
     const uint64_t skew = in.uleb("a cold fragment's skew");
     if (skew > kMaxOffset)
-      in.fail("the skew of the cold fragment at " + hex(f.address) + " is past 4 GiB");
+      in.fail("the skew of the cold fragment at " + hex_address(f.address) + " is past 4 GiB");
     read_entries(in, f, previous, skew);
     bat.fragments_.push_back(std::move(f));
   }
@@ -196,7 +193,7 @@ BoltAddressTranslation BoltAddressTranslation::parse(std::span<const uint8_t> no
       [](const BatFragment& a, const BatFragment& b) { return a.address < b.address; });
   for (size_t i = 1; i < bat.fragments_.size(); ++i) {
     if (bat.fragments_[i].address == bat.fragments_[i - 1].address)
-      throw BatError("two fragments start at " + hex(bat.fragments_[i].address));
+      throw BatError("two fragments start at " + hex_address(bat.fragments_[i].address));
   }
   return bat;
 }

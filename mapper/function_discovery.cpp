@@ -1,4 +1,5 @@
 #include "mapper/function_discovery.h"
+#include "record/hex_text.h"
 
 #include <elf.h>
 
@@ -11,12 +12,6 @@
 namespace profcollect {
 
 namespace {
-
-std::string hex(uint64_t value) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(value));
-  return buf;
-}
 
 // BOLT's address -> section lookup: the allocated section with the highest start <= addr
 // (the later one in header order among equal starts), if addr is inside it; a zero-size
@@ -302,7 +297,7 @@ class Discovery {
       f.addr = fde.start;
       f.size = fde.size;
       f.origin = origin;
-      f.names.push_back("__BOLT_FDE_FUNCat" + hex(fde.start));
+      f.names.push_back("__BOLT_FDE_FUNCat" + hex_digits(fde.start));
       functions_.emplace(fde.start, std::move(f));
     }
   }

@@ -21,6 +21,17 @@ std::string dir_of(const std::string& path) {
 
 std::string errno_text(int error) { return std::strerror(error); }
 
+void write_all(int fd, const std::string& path, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw OutputError(path, "write failed: " + errno_text(errno));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   struct stat st;
   const bool replaces = ::stat(path_.c_str(), &st) == 0;
@@ -70,15 +81,11 @@ void AtomicFileWriter::discard() noexcept {
 
 void AtomicFileWriter::write(std::string_view data) {
   if (fd_ < 0) throw OutputError(path_, "already committed");
-  while (!data.empty()) {
-    ssize_t n = ::write(fd_, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      discard();
-      throw OutputError(path_, "write failed: " + errno_text(e));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
+  try {
+    write_all(fd_, path_, data);
+  } catch (const OutputError&) {
+    discard();
+    throw;
   }
 }
 

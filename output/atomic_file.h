@@ -23,6 +23,9 @@ class OutputError : public std::runtime_error {
 // errno's text, for an OutputError's reason.
 std::string errno_text(int error);
 
+// Writes all of data to fd, again after EINTR; throws OutputError naming path.
+void write_all(int fd, const std::string& path, std::string_view data);
+
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);  // throws OutputError

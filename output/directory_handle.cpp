@@ -25,17 +25,6 @@ std::string refusal(const struct stat& st, bool want_directory) {
   return {};
 }
 
-void write_all(int fd, const std::string& path, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw OutputError(path, "write failed: " + errno_text(errno));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 }  // namespace
 
 std::string temporary_name(std::string_view prefix) {

@@ -4,28 +4,20 @@
 
 #include "output/fdata_reader.h"
 #include "output/fdata_writer.h"
+#include "record/hex_text.h"
 
 namespace profcollect {
 
-namespace {
-
-std::string hex(uint64_t value) {
-  char buffer[20];
-  std::snprintf(buffer, sizeof buffer, "%llx", static_cast<unsigned long long>(value));
-  return buffer;
-}
-
-}  // namespace
-
 std::string FdataBranchWriter::location(const FunctionSymbol* function, uint64_t address) const {
-  if (function == nullptr) return "0 [unknown] " + hex(address);
-  return "1 " + FdataWriter::escape_name(function->name) + " " + hex(address - function->addr);
+  if (function == nullptr) return "0 [unknown] " + hex_digits(address);
+  return "1 " + FdataWriter::escape_name(function->name) + " " +
+         hex_digits(address - function->addr);
 }
 
 std::string FdataBranchWriter::translated_location(const BatLocation& at, uint64_t address) const {
   if (at.function == nullptr) return location(nullptr, address);
   return "1 " + FdataWriter::escape_name(BoltedBinary::profile_name(*at.named)) + " " +
-         hex(at.offset);
+         hex_digits(at.offset);
 }
 
 void FdataBranchWriter::add_fall_through(BranchFdata& out, const FallThrough& range,

@@ -26,7 +26,7 @@ constexpr int32_t kCostUnlikely = int32_t{1} << 30;
 // below kInfinite, the capacity of the arcs without a limit, and no residual can wrap.
 constexpr uint64_t kMaxTotalWeight = uint64_t{1} << 56;
 constexpr int64_t kInfinite = int64_t{1} << 62;
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoIndex = std::numeric_limits<uint32_t>::max();
 constexpr size_t kMaxBlocks = size_t{1} << 28;
 
 // Min-cost flow with node supplies and non-negative arc costs, by successive shortest paths:
@@ -124,7 +124,7 @@ class MinCostFlow {
   // Levels by hops to the nearest deficit over tight arcs (a BFS backwards). True when some
   // excess has a level, that is, can still reach a deficit at the current distance.
   bool build_levels() {
-    level_.assign(balance_.size(), kNone);
+    level_.assign(balance_.size(), kNoIndex);
     order_.clear();
     for (uint32_t v = 0; v < balance_.size(); ++v) {
       if (balance_[v] < 0) {
@@ -139,7 +139,7 @@ class MinCostFlow {
       for (uint32_t i = first_[v]; i < first_[v + 1]; ++i) {
         const size_t back = adjacency_[i] ^ 1;  // an arc into v
         const uint32_t u = from(back);
-        if (level_[u] == kNone && tight(back)) {
+        if (level_[u] == kNoIndex && tight(back)) {
           level_[u] = level_[v] + 1;
           order_.push_back(u);
         }
@@ -290,7 +290,7 @@ struct Cfg {
   // iterative, over those blocks (their successors are among them); it closes a component
   // only after every component it leads to, so those already have their numbers.
   void mark_endless_loops(const std::vector<bool>& leaves) {
-    std::vector<uint32_t> index(n, kNone), low(n, 0), component(n, kNone), stack;
+    std::vector<uint32_t> index(n, kNoIndex), low(n, 0), component(n, kNoIndex), stack;
     std::vector<std::pair<uint32_t, uint32_t>> calls;  // block, position in its out_edges
     uint32_t counter = 0;
     auto open = [&](uint32_t b) {
@@ -299,15 +299,15 @@ struct Cfg {
       calls.push_back({b, first_out[b]});
     };
     for (uint32_t root = 0; root < n; ++root) {
-      if (leaves[root] || index[root] != kNone) continue;
+      if (leaves[root] || index[root] != kNoIndex) continue;
       open(root);
       while (!calls.empty()) {
         const uint32_t b = calls.back().first;
         if (calls.back().second < first_out[b + 1]) {
           const uint32_t to = graph.edges[out_edges[calls.back().second++]].to;
-          if (index[to] == kNone) {
+          if (index[to] == kNoIndex) {
             open(to);
-          } else if (component[to] == kNone) {  // still on the stack
+          } else if (component[to] == kNoIndex) {  // still on the stack
             low[b] = std::min(low[b], index[to]);
           }
           continue;
@@ -390,15 +390,15 @@ bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, CfgFlow& 
 }
 
 // Likeliest paths between the outside and every block, as a tree: forward, each block's edge
-// from its predecessor on the likeliest path from an entry (kNone: entered here); backward, its
-// edge to the next block on the likeliest path to an exit (kNone: leaves here). "Likeliest" is
+// from its predecessor on the likeliest path from an entry (kNoIndex: entered here); backward, its
+// edge to the next block on the likeliest path to an exit (kNoIndex: leaves here). "Likeliest" is
 // lexicographic: fewest unlikely edges, then fewest steps without flow (each changes a branch
 // probability from 0), then fewest steps.
 std::vector<uint32_t> likeliest_tree(const Cfg& cfg, const CfgFlow& flow, bool forward) {
   using PathCost = std::tuple<uint64_t, uint64_t, uint64_t>;
   constexpr uint64_t kFar = std::numeric_limits<uint64_t>::max();
   std::vector<PathCost> dist(cfg.n, {kFar, kFar, kFar});
-  std::vector<uint32_t> via(cfg.n, kNone);
+  std::vector<uint32_t> via(cfg.n, kNoIndex);
   using Item = std::pair<PathCost, uint32_t>;
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
   auto relax = [&](uint32_t b, const PathCost& d, bool unlikely, uint64_t amount, uint32_t e) {
@@ -412,8 +412,8 @@ std::vector<uint32_t> likeliest_tree(const Cfg& cfg, const CfgFlow& flow, bool f
   };
   for (uint32_t b = 0; b < cfg.n; ++b) {
     if (!cfg.reachable[b]) continue;
-    if (forward && cfg.entry[b]) relax(b, {0, 0, 0}, false, flow.inflow[b], kNone);
-    if (!forward && cfg.exit[b]) relax(b, {0, 0, 0}, false, flow.outflow[b], kNone);
+    if (forward && cfg.entry[b]) relax(b, {0, 0, 0}, false, flow.inflow[b], kNoIndex);
+    if (!forward && cfg.exit[b]) relax(b, {0, 0, 0}, false, flow.outflow[b], kNoIndex);
   }
   while (!queue.empty()) {
     const auto [d, v] = queue.top();
@@ -444,8 +444,8 @@ class IslandJoiner {
         flow_(flow),
         seen_(cfg.n),
         tried_(cfg.n),
-        closing_(cfg.n, kNone),
-        parent_(2 * cfg.n + 2, kNone),
+        closing_(cfg.n, kNoIndex),
+        parent_(2 * cfg.n + 2, kNoIndex),
         via_(2 * cfg.n + 2) {
     for (uint32_t b = 0; b < cfg.n; ++b) {
       if (cfg.reachable[b] && cfg.entry[b]) entries_.push_back(b);
@@ -463,18 +463,18 @@ class IslandJoiner {
       if (flow_.inflow[b] > 0) see(b);
     }
     for (uint32_t first = 0;;) {
-      uint32_t island = kNone;
+      uint32_t island = kNoIndex;
       bool rerouted = false;
       for (uint32_t b = first; b < cfg_.n && !rerouted; ++b) {
         if (flow_.count[b] == 0 || seen_[b]) continue;
-        if (island == kNone) island = b;
+        if (island == kNoIndex) island = b;
         if (searches > 0 && !tried_[b] && (cfg_.entry[b] || has_seen_predecessor(b))) {
           --searches;
           tried_[b] = true;
           rerouted = reroute_into(b);
         }
       }
-      if (island == kNone) return;
+      if (island == kNoIndex) return;
       if (!rerouted && !add_unit_through(island)) return;
       first = island;  // the blocks before it are reached or have no flow
     }
@@ -483,9 +483,9 @@ class IslandJoiner {
  private:
   // Nodes of the search: in(b) = 2b, out(b) = 2b + 1, the outside as source and sink.
   // A move changes one quantity by +1 or -1 (scaled by the amount later).
-  enum class Kind : uint8_t { kEdge, kInflow, kOutflow, kNone };
+  enum class Kind : uint8_t { kEdge, kInflow, kOutflow, kNoIndex };
   struct Move {
-    Kind kind = Kind::kNone;
+    Kind kind = Kind::kNoIndex;
     uint32_t index = 0;
     bool raise = false;
   };
@@ -521,8 +521,8 @@ class IslandJoiner {
   // enters the island) closes the cycle.
   bool reroute_into(uint32_t island) {
     const bool done = search(island);
-    for (uint32_t v : queue_) parent_[v] = kNone;
-    cfg_.for_in(island, [&](uint32_t e) { closing_[cfg_.graph.edges[e].from] = kNone; });
+    for (uint32_t v : queue_) parent_[v] = kNoIndex;
+    cfg_.for_in(island, [&](uint32_t e) { closing_[cfg_.graph.edges[e].from] = kNoIndex; });
     return done;
   }
 
@@ -534,14 +534,14 @@ class IslandJoiner {
       if (seen_[edge.from] && !edge.unlikely) closing_[edge.from] = e;
     });
     parent_[2 * island] = 2 * island;
-    uint32_t found = kNone;
+    uint32_t found = kNoIndex;
     auto step = [&](uint32_t from, uint32_t to, Move move) {
-      if (parent_[to] != kNone) return;
+      if (parent_[to] != kNoIndex) return;
       parent_[to] = from;
       via_[to] = move;
       queue_.push_back(to);
     };
-    for (size_t head = 0; head < queue_.size() && found == kNone; ++head) {
+    for (size_t head = 0; head < queue_.size() && found == kNoIndex; ++head) {
       const uint32_t v = queue_[head];
       if (v == source) {
         if (cfg_.entry[island]) {
@@ -565,7 +565,7 @@ class IslandJoiner {
         if (cfg_.entry[b] && flow_.inflow[b] >= 2) step(v, source, {Kind::kInflow, b, false});
       } else {  // out(b): raise an edge out of b (or what leaves it)
         const uint32_t b = v / 2;
-        if (closing_[b] != kNone) {
+        if (closing_[b] != kNoIndex) {
           found = v;
           break;
         }
@@ -577,12 +577,12 @@ class IslandJoiner {
         if (cfg_.exit[b]) step(v, sink, {Kind::kOutflow, b, true});
       }
     }
-    if (found == kNone) return false;
+    if (found == kNoIndex) return false;
 
     std::vector<Move> cycle{found == source ? Move{Kind::kInflow, island, true}
                                             : Move{Kind::kEdge, closing_[found / 2], true}};
     for (uint32_t v = found; v != 2 * island; v = parent_[v]) {
-      if (via_[v].kind != Kind::kNone) cycle.push_back(via_[v]);
+      if (via_[v].kind != Kind::kNoIndex) cycle.push_back(via_[v]);
     }
     uint64_t amount = std::numeric_limits<uint64_t>::max();
     for (const Move& move : cycle) {
@@ -626,12 +626,12 @@ class IslandJoiner {
     }
     path_.clear();
     uint32_t first = island, last = island;
-    for (uint32_t e = from_entry_[first]; e != kNone; e = from_entry_[first]) {
+    for (uint32_t e = from_entry_[first]; e != kNoIndex; e = from_entry_[first]) {
       path_.push_back(e);
       first = cfg_.graph.edges[e].from;
     }
     std::reverse(path_.begin(), path_.end());  // from the entry on
-    for (uint32_t e = to_exit_[last]; e != kNone; e = to_exit_[last]) {
+    for (uint32_t e = to_exit_[last]; e != kNoIndex; e = to_exit_[last]) {
       path_.push_back(e);
       last = cfg_.graph.edges[e].to;
     }
@@ -714,17 +714,17 @@ class Rebalancer {
     ++stamp_;
     mark_[root] = stamp_;
     order_.assign(1, root);
-    uint32_t dest = kNone;
+    uint32_t dest = kNoIndex;
     for (size_t head = 0; head < order_.size(); ++head) {
       bool several = false;
-      for_kept(order_[head], root, kNone, [&](uint32_t e) {
+      for_kept(order_[head], root, kNoIndex, [&](uint32_t e) {
         const uint32_t to = cfg_.graph.edges[e].to;
         if (mark_[to] == stamp_) return;
         mark_[to] = stamp_;
         if (!evidence_[to]) {
           order_.push_back(to);
         } else {
-          several |= dest != kNone;
+          several |= dest != kNoIndex;
           dest = to;
         }
       });
@@ -738,7 +738,7 @@ class Rebalancer {
       const uint32_t b = order_[i];
       size_t kept = 0;
       for_kept(b, root, dest, [&](uint32_t) { ++kept; });
-      if (cfg_.exit[b] ? kept > 0 || dest != kNone : kept == 0) return;
+      if (cfg_.exit[b] ? kept > 0 || dest != kNoIndex : kept == 0) return;
     }
 
     // A topological order (Kahn); a cycle, or a way back to the root, ends the attempt.

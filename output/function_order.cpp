@@ -10,7 +10,7 @@
 namespace profcollect {
 namespace {
 
-constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoFunction = std::numeric_limits<uint32_t>::max();
 
 double density(uint64_t samples, uint64_t size) {
   return static_cast<double>(samples) / static_cast<double>(size);
@@ -28,7 +28,7 @@ std::vector<uint32_t> call_chain_order(std::span<const OrderFunction> functions,
                                        std::span<const CallEdge> calls,
                                        const CallChainOptions& options) {
   const size_t n = functions.size();
-  if (n >= kNone) throw std::invalid_argument("too many functions to order");
+  if (n >= kNoFunction) throw std::invalid_argument("too many functions to order");
   for (const CallEdge& call : calls) {
     if (call.caller >= n || call.callee >= n) {
       throw std::invalid_argument("call edge names a function that does not exist");
@@ -43,7 +43,7 @@ std::vector<uint32_t> call_chain_order(std::span<const OrderFunction> functions,
     return std::tie(a.callee, a.caller) < std::tie(b.callee, b.caller);
   });
   std::vector<uint64_t> samples(n), size(n), calls_in(n, 0), best_calls(n, 0);
-  std::vector<uint32_t> best_caller(n, kNone);
+  std::vector<uint32_t> best_caller(n, kNoFunction);
   for (size_t i = 0; i < arcs.size();) {
     const uint32_t callee = arcs[i].callee, caller = arcs[i].caller;
     uint64_t count = 0;
@@ -71,21 +71,21 @@ std::vector<uint32_t> call_chain_order(std::span<const OrderFunction> functions,
   });
 
   std::vector<Cluster> clusters(n);
-  std::vector<uint32_t> cluster_of(n, kNone);
+  std::vector<uint32_t> cluster_of(n, kNoFunction);
   for (uint32_t f : hot) {
     clusters[f] = {{f}, size[f], samples[f]};
     cluster_of[f] = f;
   }
   for (uint32_t f : hot) {
     const uint32_t caller = best_caller[f];
-    if (caller == kNone) continue;
+    if (caller == kNoFunction) continue;
     if (static_cast<double>(best_calls[f]) <
         options.min_call_probability * static_cast<double>(samples[f])) {
       continue;
     }
     // A caller that nothing shows ran (no samples, no calls into it) has no cluster to join.
     const uint32_t into = cluster_of[caller], from = cluster_of[f];
-    if (into == kNone || into == from) continue;
+    if (into == kNoFunction || into == from) continue;
     Cluster& pred = clusters[into];
     Cluster& own = clusters[from];
     const uint64_t merged_size = saturating_add(pred.size, own.size);

@@ -11,21 +11,6 @@
 
 namespace profcollect {
 
-namespace {
-
-void write_all(int fd, const std::string& path, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw OutputError(path, std::string("write failed: ") + std::strerror(errno));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
-}  // namespace
-
 OutputFile::OutputFile(std::string path) : path_(std::move(path)) {
   if (path_ == "-") return;
   struct stat target {};

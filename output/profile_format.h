@@ -54,7 +54,7 @@ struct FormatSpec {
   std::string_view file;  // in a binary's directory: "bolt.fdata"
   // A second file it writes beside it (Propeller's symbol order), or empty. It is made and
   // merged with `file`, never alone.
-  std::string_view companion_file;
+  std::string_view companion_file = {};
   std::string_view description;  // one line, for help and the documentation
   // Written by live collection and the daemon unless settings name formats.
   bool live_default = false;

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 
 #include "collector/host/errno_name.h"
+#include "record/hex_text.h"
 
 namespace profcollect {
 
@@ -18,12 +19,6 @@ std::optional<uint64_t> taken_branch_event(const CpuCapabilities& cpu) {
   return std::nullopt;
 }
 
-std::string hex(uint64_t v) {
-  char b[20];
-  std::snprintf(b, sizeof b, "%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 }  // namespace
 
 EventSelection select_kernel_event(const KernelEventOptions& options,
@@ -33,7 +28,7 @@ EventSelection select_kernel_event(const KernelEventOptions& options,
     EventOptions eo;
     eo.event.request = EventRequest::Raw;
     eo.event.raw_config = *raw;
-    eo.event.raw_hex = hex(*raw);
+    eo.event.raw_hex = hex_digits(*raw);
     eo.event.modifiers.kernel = true;
     eo.event.branches = BranchFilter{};  // perf's -b: the event's own level, the kernel
     eo.period = options.period.value_or(kKernelBranchPeriod);
@@ -45,11 +40,12 @@ EventSelection select_kernel_event(const KernelEventOptions& options,
     if (err == 0) {
       s.engine_note = std::string(branch_hardware_name(s.branch_hardware)) +
                       " found: sampling kernel branch stacks on retired taken branches (raw 0x" +
-                      hex(*raw) + ") every " + std::to_string(s.rate.value) +
+                      hex_digits(*raw) + ") every " + std::to_string(s.rate.value) +
                       ", as the kernel's AutoFDO recipe";
       return s;
     }
-    why_not = "raw 0x" + hex(*raw) + " with a branch stack refused (" + errno_name(err) + "); ";
+    why_not =
+        "raw 0x" + hex_digits(*raw) + " with a branch stack refused (" + errno_name(err) + "); ";
   } else {
     // What was probed is long (every PMU): in the summary (kernel.json), not in the line.
     why_not = "no branch stack the kernel's AutoFDO recipe samples (LBR, BRS); ";

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "collector/records/perf_abi.h"
+#include "record/hex_text.h"
 
 namespace profcollect {
 
@@ -74,12 +75,6 @@ std::string modifiers(const PerfAttr& a) {
   return m.empty() ? m : ":" + m;
 }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%" PRIx64, v);
-  return buf;
-}
-
 std::string cache_name(uint64_t config) {
   const uint64_t type = config & 0xff, op = (config >> 8) & 0xff, result = (config >> 16) & 0xff;
   if (type >= std::size(kCacheNames) || op >= std::size(kCacheOps) ||
@@ -104,11 +99,11 @@ std::string perf_event_name(const PerfAttr& a) {
     case abi::kTypeHwCache:
       return cache_name(config) + modifiers(a);
     case abi::kTypeRaw:
-      return "raw " + hex(config) + modifiers(a);
+      return "raw " + hex_address(config) + modifiers(a);
     case abi::kTypeTracepoint:
       return "unknown tracepoint";
     case abi::kTypeBreakpoint: {
-      std::string name = "mem:" + hex(a.bp_addr) + ":";
+      std::string name = "mem:" + hex_address(a.bp_addr) + ":";
       if (a.bp_type & 1) name += 'r';
       if (a.bp_type & 2) name += 'w';
       if (a.bp_type & 4) name += 'x';
