@@ -16,6 +16,8 @@ namespace {
 
 // The ext-TSP model (see the header; LLVM's defaults).
 constexpr double kFallthroughWeight = 1.0;
+// A fall-through that removes an unconditional jump saves an instruction as well.
+constexpr double kUnconditionalFallthroughWeight = 1.05;
 constexpr double kForwardWeight = 0.1;
 constexpr double kBackwardWeight = 0.1;
 constexpr uint64_t kForwardDistance = 1024;
@@ -36,9 +38,12 @@ constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
 uint64_t address_size(uint64_t size) { return std::clamp<uint64_t>(size, 1, kMaxBlockSize); }
 
 double jump_score(uint64_t source_address, uint64_t source_size, uint64_t target_address,
-                  uint64_t count) {
+                  uint64_t count, bool conditional) {
   const uint64_t source_end = source_address + source_size;
-  if (source_end == target_address) return kFallthroughWeight * static_cast<double>(count);
+  if (source_end == target_address) {
+    return (conditional ? kFallthroughWeight : kUnconditionalFallthroughWeight) *
+           static_cast<double>(count);
+  }
   if (source_end < target_address) {
     const uint64_t distance = target_address - source_end;
     if (distance > kForwardDistance) return 0;
@@ -57,6 +62,7 @@ struct HotGraph {
   struct Jump {
     uint32_t from = 0, to = 0;
     uint64_t count = 0;
+    bool conditional = false;  // its source has more than one successor
   };
   std::vector<uint32_t> original;  // hot block -> index in the input
   std::vector<uint64_t> size;      // in [1, kMaxBlockSize]
@@ -127,6 +133,21 @@ void find_forced_pairs(HotGraph& graph, std::span<const LayoutEdge> edges,
   }
 }
 
+// Per block: whether the edges give it more than one successor (itself included, counted or
+// not), which makes its jumps conditional, as LLVM decides it.
+std::vector<bool> has_several_successors(size_t blocks, std::span<const LayoutEdge> edges) {
+  std::vector<uint32_t> first(blocks, kNone);
+  std::vector<bool> several(blocks, false);
+  for (const LayoutEdge& e : edges) {
+    if (first[e.from] == kNone) {
+      first[e.from] = e.to;
+    } else if (first[e.from] != e.to) {
+      several[e.from] = true;
+    }
+  }
+  return several;
+}
+
 HotGraph hot_graph(std::span<const LayoutBlock> blocks, std::span<const LayoutEdge> edges) {
   const size_t n = blocks.size();
   std::vector<uint64_t> count(n);
@@ -147,9 +168,10 @@ HotGraph hot_graph(std::span<const LayoutBlock> blocks, std::span<const LayoutEd
     graph.size.push_back(address_size(blocks[b].size));
     graph.count.push_back(c);
   }
+  const std::vector<bool> conditional = has_several_successors(n, edges);
   for (const LayoutEdge& e : edges) {
     if (e.count == 0 || e.from == e.to) continue;
-    graph.jumps.push_back({hot_index[e.from], hot_index[e.to], e.count});
+    graph.jumps.push_back({hot_index[e.from], hot_index[e.to], e.count, conditional[e.from]});
   }
   find_forced_pairs(graph, edges, hot_index);
   return graph;
@@ -344,8 +366,8 @@ class ExtTsp {
     for (const ChainEdge* edge : edges) {
       for (uint32_t j : edge->jumps) {
         const HotGraph::Jump& jump = graph_.jumps[j];
-        total +=
-            jump_score(address(jump.from), graph_.size[jump.from], address(jump.to), jump.count);
+        total += jump_score(address(jump.from), graph_.size[jump.from], address(jump.to),
+                            jump.count, jump.conditional);
       }
     }
     return total;
@@ -564,11 +586,13 @@ double ext_tsp_score(std::span<const uint32_t> order, std::span<const LayoutBloc
     address[b] = next;
     next += address_size(blocks[b].size);
   }
+  const std::vector<bool> conditional = has_several_successors(blocks.size(), edges);
   double total = 0;
   for (const LayoutEdge& e : edges) {
     if (e.count == 0 || e.from == e.to) continue;
     if (address[e.from] == kAbsent || address[e.to] == kAbsent) continue;
-    total += jump_score(address[e.from], address_size(blocks[e.from].size), address[e.to], e.count);
+    total += jump_score(address[e.from], address_size(blocks[e.from].size), address[e.to], e.count,
+                        conditional[e.from]);
   }
   return total;
 }

@@ -153,6 +153,15 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
       ++stats.unnamed_functions;
       continue;
     }
+    // A block the map says can fall through to the next has that edge in its CFG, run or not:
+    // with a jump that ran too, its branch is conditional, which the layout weighs.
+    uint32_t place = 0;
+    for (const BbRange& r : f.ranges) {
+      for (size_t i = 0; i < r.blocks.size(); ++i, ++place) {
+        if (r.blocks[i].can_fall_through && i + 1 < r.blocks.size())
+          c.edges.try_emplace({place, place + 1}, 0);
+      }
+    }
     std::vector<LayoutEdge> edges;
     edges.reserve(c.edges.size());
     for (const auto& [e, n] : c.edges) edges.push_back(LayoutEdge{e.first, e.second, n});

@@ -100,6 +100,31 @@ TEST(PropellerProfile, TheEntryBeginsTheClusterEvenWhenOnlyALaterBlockWasSeen) {
   EXPECT_EQ(p.clusters, "v1\nf f\nc 0 3 2\n");
 }
 
+TEST(PropellerProfile, ALoopLatchThatOnlyJumpsBackIsLaidBeforeItsHeader) {
+  // h at 0x3000: entry [0x0, 0x8) falls into the header [0x8, 0x10), which leaves the loop by a
+  // branch at 0xe to the exit [0x18, 0x1c) or falls into the latch [0x10, 0x18), which jumps
+  // back (at 0x16; it cannot fall through). Ten calls of a hundred rounds each.
+  Encoder e;
+  e.header(2, 0).address(0x3000).uleb(4);
+  e.block(0, 0, 8, kFallThrough).block(1, 0, 8, kFallThrough).block(2, 0, 8, 0);
+  e.block(3, 0, 4, kReturn);
+  const BbAddrMap map = BbAddrMap::decode(e.bytes, {}, "test");
+  const SymbolTable table = symbols({function("h", 0x3000, 0x1c)});
+  BranchProfile branches(&table);
+  branches.add_fall_through(FallThrough{0x3000, 0x3016, false}, 10);
+  branches.add_branch(TakenBranch{0x3016, 0x3008, false, false}, 1000, 0);
+  branches.add_fall_through(FallThrough{0x3008, 0x3016, false}, 990);
+  branches.add_fall_through(FallThrough{0x3008, 0x300e, false}, 10);
+  branches.add_branch(TakenBranch{0x300e, 0x3018, false, false}, 10, 0);
+  branches.add_fall_through(FallThrough{0x3018, 0x301b, false}, 10);
+
+  const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
+  // Header then latch, or latch then header, makes one of the loop's 1000-count edges a
+  // fall-through either way; only the latch's removes a jump (LLVM's 1.05 against 1.0), and
+  // then the exit falls out of the header.
+  EXPECT_EQ(p.clusters, "v1\nf h\nc 0 2 1 3\n");
+}
+
 TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsLeftOut) {
   const BbAddrMap map = two_functions();
   const SymbolTable table =
