@@ -628,6 +628,13 @@ std::optional<uint32_t> DwarfSymbolizer::unit_of(uint64_t address) const {
   return std::nullopt;
 }
 
+std::string DwarfSymbolizer::unit_name(uint32_t unit) const {
+  if (unit >= units_.size()) return {};
+  Dwarf_Die die = units_[unit]->code_die;
+  const char* name = dwarf_diename(&die);
+  return name == nullptr ? std::string() : std::string(name);
+}
+
 InlineStack DwarfSymbolizer::compute(uint64_t address) const {
   InlineStack stack;
   Unit* unit = unit_for(address);

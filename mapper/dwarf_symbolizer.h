@@ -95,6 +95,9 @@ class DwarfSymbolizer {
   // The unit an address is symbolized in, if any: asking unit by unit decodes each unit once
   // however the units' code interleaves (each unit's .text.hot, .text.unlikely, ... parts).
   std::optional<uint32_t> unit_of(uint64_t address) const;
+  // A unit's DW_AT_name, the source file as the compiler was given it ("" when it has none):
+  // what LLVM names a module by in a basic-block sections profile.
+  std::string unit_name(uint32_t unit) const;
   // Frees every unit's address map and line table (built again on demand) and, when asked to,
   // the answers kept; then it invalidates the InlineStacks returned before (not the names they
   // hold).

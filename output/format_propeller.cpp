@@ -8,6 +8,7 @@
 #include <cmath>
 #include <optional>
 
+#include "mapper/autofdo_binary.h"
 #include "output/edge_inference.h"
 #include "output/profile_format.h"
 #include "output/propeller_profile.h"
@@ -36,8 +37,16 @@ FormatResult render_propeller(const FormatInput& in) {
     inferred.emplace(infer_edges(in.counts.ips, in.image.symbols(), *blocks, in.stop));
   }
   const BranchProfile& branches = measured ? in.branches->bolt : inferred->profile;
+  // Static functions of several files that share a name are told apart by their compile unit,
+  // which needs the debug info (read only when such a function ran).
+  const ModuleNameOf module_of = [&in](uint64_t address) -> std::string {
+    const AutofdoBinary* debug = in.image.debug();
+    if (debug == nullptr) return {};
+    const std::optional<uint32_t> unit = debug->dwarf().unit_of(address);
+    return unit ? debug->dwarf().unit_name(*unit) : std::string();
+  };
   const PropellerProfile p =
-      make_propeller_profile(branches, *map, in.image.symbols(), &in.counts.ips);
+      make_propeller_profile(branches, *map, in.image.symbols(), &in.counts.ips, module_of);
   const PropellerStats& s = p.stats;
   r.content = p.clusters;
   r.companion = p.symbol_order;
@@ -50,6 +59,7 @@ FormatResult render_propeller(const FormatInput& in) {
               {"blocks", s.blocks},
               {"functions_with_cold_part", s.cold_parts},
               {"functions_unnamed", s.unnamed_functions},
+              {"functions_named_by_module", s.module_named},
               {"sample_share", std::round(share * 10000.0) / 10000.0},
               {"branches_mapped", s.branches_mapped},
               {"branches_unmapped", s.branches_unmapped},

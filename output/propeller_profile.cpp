@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -70,7 +73,8 @@ bool starts_block(const BbLocation& at, uint64_t address) {
 }  // namespace
 
 PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbAddrMap& map,
-                                        const SymbolTable& symbols, const IpProfile* ips) {
+                                        const SymbolTable& symbols, const IpProfile* ips,
+                                        const ModuleNameOf& module_of) {
   PropellerProfile out;
   PropellerStats& stats = out.stats;
   CountsOnMap counts(map);
@@ -117,14 +121,39 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     stats.ranges_mapped = saturating_add(stats.ranges_mapped, c);
   }
 
-  // Names: a symbol's own, unless another function has it too.
-  std::unordered_map<std::string, uint32_t> name_uses;
+  // Names: a symbol's own; one that other functions have too, with the function's module, when
+  // each of them has a module of its own.
+  std::unordered_map<std::string, std::set<uint64_t>> name_addresses;
   for (const FunctionSymbol& s : symbols.functions())
-    if (!s.raw_name.empty()) ++name_uses[s.raw_name];
+    if (!s.raw_name.empty()) name_addresses[s.raw_name].insert(s.addr);
+  // Per shared name, asked once: the module of each of its functions, or nullopt.
+  std::unordered_map<std::string, std::optional<std::map<uint64_t, std::string>>> shared_modules;
+  auto module_telling_apart = [&](const FunctionSymbol& symbol) -> std::string {
+    if (!module_of) return {};
+    auto [it, fresh] = shared_modules.try_emplace(symbol.raw_name);
+    if (fresh) {
+      std::map<uint64_t, std::string> modules;
+      std::set<std::string> seen;
+      for (const uint64_t address : name_addresses[symbol.raw_name]) {
+        std::string m = module_of(address);
+        while (m.starts_with("./")) m.erase(0, 2);  // as LLVM compares them
+        // A module the line cannot carry, or one that another function of the name is in too,
+        // tells nothing apart.
+        if (m.empty() || m.find_first_of(" \t\r\n") != std::string::npos || !seen.insert(m).second)
+          return {};
+        modules.emplace(address, std::move(m));
+      }
+      it->second = std::move(modules);
+    }
+    if (!it->second) return {};
+    const auto m = it->second->find(symbol.addr);
+    return m == it->second->end() ? std::string() : m->second;
+  };
 
   struct Hot {
     uint32_t function;
     std::string name;
+    std::string module;           // for a name other functions have too
     std::vector<uint32_t> order;  // block places, the cluster
     bool has_cold = false;
     uint64_t bytes = 0, weight = 0;
@@ -148,10 +177,17 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     }
     if (!any) continue;
     const FunctionSymbol* symbol = symbols.find(f.address());
-    if (symbol == nullptr || symbol->addr != f.address() || symbol->raw_name.empty() ||
-        name_uses[symbol->raw_name] > 1) {
+    if (symbol == nullptr || symbol->addr != f.address() || symbol->raw_name.empty()) {
       ++stats.unnamed_functions;
       continue;
+    }
+    std::string module;
+    if (name_addresses[symbol->raw_name].size() > 1) {
+      module = module_telling_apart(*symbol);
+      if (module.empty()) {
+        ++stats.unnamed_functions;
+        continue;
+      }
     }
     // A block the map says can fall through to the next has that edge in its CFG, run or not:
     // with a jump that ran too, its branch is conditional, which the layout weighs.
@@ -165,7 +201,7 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     std::vector<LayoutEdge> edges;
     edges.reserve(c.edges.size());
     for (const auto& [e, n] : c.edges) edges.push_back(LayoutEdge{e.first, e.second, n});
-    Hot h{function, symbol->raw_name, ext_tsp_order(blocks, edges)};
+    Hot h{function, symbol->raw_name, std::move(module), ext_tsp_order(blocks, edges)};
     // The entry block begins the first cluster (clang requires it), whatever its count.
     if (h.order.empty() || h.order.front() != 0) {
       std::erase(h.order, 0u);
@@ -189,6 +225,10 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     const BbFunction& f = map.functions()[h.function];
     for (const BbRange& r : f.ranges)
       for (const BbBlock& b : r.blocks) ids.push_back(b.id);
+    if (!h.module.empty()) {
+      out.clusters += "m " + h.module + "\n";
+      ++stats.module_named;
+    }
     out.clusters += "f " + h.name + "\nc";
     for (const uint32_t b : h.order) out.clusters += " " + std::to_string(ids[b]);
     out.clusters += "\n";
@@ -207,17 +247,23 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
       call_edges.push_back(CallEdge{caller->second, callee->second, n});
   }
   const std::vector<uint32_t> order = call_chain_order(order_functions, call_edges);
+  // Each symbol once: lld places every symbol of a name (the static functions of several files)
+  // where the name first comes.
+  std::unordered_set<std::string> written;
+  auto list = [&](const std::string& symbol) {
+    if (written.insert(symbol).second) out.symbol_order += symbol + "\n";
+  };
   std::vector<bool> listed(hot.size(), false);
   for (const uint32_t i : order) {
-    out.symbol_order += hot[i].name + "\n";
+    list(hot[i].name);
     listed[i] = true;
   }
   for (uint32_t i = 0; i < hot.size(); ++i)  // weightless ones C3 may leave out
-    if (!listed[i]) out.symbol_order += hot[i].name + "\n";
+    if (!listed[i]) list(hot[i].name);
   for (const uint32_t i : order)
-    if (hot[i].has_cold) out.symbol_order += hot[i].name + ".cold\n";
+    if (hot[i].has_cold) list(hot[i].name + ".cold");
   for (uint32_t i = 0; i < hot.size(); ++i)
-    if (!listed[i] && hot[i].has_cold) out.symbol_order += hot[i].name + ".cold\n";
+    if (!listed[i] && hot[i].has_cold) list(hot[i].name + ".cold");
 
   if (ips != nullptr) {
     stats.samples = ips->total();

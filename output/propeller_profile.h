@@ -16,12 +16,16 @@
 //    (output/function_order.h), then the cold parts, as create_llvm_prof writes them.
 //
 // The cluster file is LLVM 19's version 1 (BasicBlockSectionsProfileReader): `v1`, then per
-// function `f NAME` and `c ID ID ...`. Functions are named by their symbol; a local name that
-// two functions share is left out (the file would give both the same clusters: telling them
-// apart needs `m` lines naming their modules, which the binary does not record).
+// function `f NAME` and `c ID ID ...`. Functions are named by their symbol. A name that several
+// functions share (static functions of different files) is preceded by `m MODULE`, the name of
+// the function's compile unit as its debug info gives it (what clang compares with the module's
+// own), when every function of that name has a module of its own; else it is left out (the file
+// would give all of them the same clusters). The linker's order lists such a name once: lld
+// places every symbol of the name there.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "mapper/bb_addr_map.h"
@@ -36,6 +40,7 @@ struct PropellerStats {
   uint64_t blocks = 0;             // blocks in their clusters
   uint64_t cold_parts = 0;         // of those functions, with blocks left cold
   uint64_t unnamed_functions = 0;  // with counts, left out: no symbol or a shared local name
+  uint64_t module_named = 0;       // with a cluster, named with their module (`m`)
   uint64_t branches_mapped = 0;    // taken branches (counts) laid on edges or calls
   uint64_t branches_unmapped = 0;  // outside the map, or into a block's middle (returns)
   uint64_t ranges_mapped = 0;      // fall-through ranges (counts) laid on blocks
@@ -50,8 +55,13 @@ struct PropellerProfile {
   PropellerStats stats;
 };
 
-// `ips` (may be null) gives the samples share.
+// The name of the compile unit holding an address ("" when unknown).
+using ModuleNameOf = std::function<std::string(uint64_t address)>;
+
+// `ips` (may be null) gives the samples share. `module_of` (may be empty) is asked only about
+// functions whose name others share.
 PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbAddrMap& map,
-                                        const SymbolTable& symbols, const IpProfile* ips);
+                                        const SymbolTable& symbols, const IpProfile* ips,
+                                        const ModuleNameOf& module_of = {});
 
 }  // namespace profcollect

@@ -9,6 +9,9 @@
 //   prints what the original prints; its own address map shows each clustered function's blocks
 //   laid out in our order, and its symbols show the hot functions in our order, each function's
 //   cold part after every hot one;
+// - two files' static functions of one name each get their cluster under an `m` line naming
+//   their compile unit, and the relinked binary lays each out as its own cluster says (its file
+//   as llvm-symbolizer-19 names it);
 // - without branch stacks the edges are inferred from the IP samples, and meta.json says so;
 // - a binary built without the address map gets an error that says how to build it.
 #include <gtest/gtest.h>
@@ -213,6 +216,117 @@ TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
     const std::string function =
         symbol.ends_with(".cold") ? symbol.substr(0, symbol.size() - 5) : symbol;
     EXPECT_TRUE(clusters.count(function)) << "not a clustered function";
+  }
+}
+
+// Each function of `name` in llvm-readobj-19 --bb-addr-map: its first range's address and
+// block IDs.
+std::vector<std::pair<uint64_t, std::vector<uint32_t>>> first_ranges_of(const fs::path& binary,
+                                                                        const std::string& name) {
+  const std::vector<std::string> argv = {"llvm-readobj-19", "--bb-addr-map", binary.string()};
+  const CommandResult r = run_command(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.describe(argv);
+  std::vector<std::pair<uint64_t, std::vector<uint32_t>>> out;
+  static const std::regex function_name("^\\s+Name: (\\S+)$");
+  static const std::regex base("^\\s+Base Address: (0x[0-9A-Fa-f]+)$");
+  static const std::regex id("^\\s+ID: (\\d+)$");
+  bool wanted = false, first = false, collecting = false;
+  for (const std::string& line : split_lines(r.out)) {
+    std::smatch m;
+    if (std::regex_match(line, m, function_name)) {
+      wanted = m[1] == name;
+      first = true;
+      collecting = false;
+    } else if (wanted && std::regex_match(line, m, base)) {
+      collecting = first;
+      if (first) out.emplace_back(std::stoull(m[1].str(), nullptr, 16), std::vector<uint32_t>{});
+      first = false;
+    } else if (collecting && std::regex_match(line, m, id)) {
+      out.back().second.push_back(static_cast<uint32_t>(std::stoul(m[1])));
+    }
+  }
+  return out;
+}
+
+TEST_F(Propeller, StaticFunctionsOfOneNameAreToldApartByTheirCompileUnits) {
+  if (!have_executable("llvm-symbolizer-19")) GTEST_SKIP() << "llvm-symbolizer-19 is not installed";
+  const fs::path out = tmp_ / "same";
+  const ProfcollectRun r = run_profcollect(
+      {"convert", "-q", "-p", fixture("same_name_bbmap.br.data").string(), "--format", "propeller",
+       "-o", out.string(), fixture("same_name_bbmap").string()});
+  ASSERT_EQ(r.run.exit_code, 0) << r.describe();
+  const std::string cc = read_file(out / "propeller_cc_profile.txt");
+  const std::string ld = read_file(out / "propeller_ld_profile.txt");
+
+  // Both `walk`s ran: each has its cluster under the module its unit is named by.
+  std::map<std::string, std::vector<uint32_t>> walks;  // module -> cluster
+  std::string module, function;
+  for (const std::string& line : split_lines(cc)) {
+    if (line.starts_with("m ")) {
+      module = line.substr(2);
+    } else if (line.starts_with("f ")) {
+      function = line.substr(2);
+    } else if (line.starts_with("c ") && function == "walk") {
+      std::istringstream ids(line.substr(2));
+      for (uint32_t b; ids >> b;) walks[module].push_back(b);
+      module.clear();
+    } else if (line.starts_with("c ")) {
+      module.clear();
+    }
+  }
+  ASSERT_EQ(walks.size(), 2u) << cc;
+  EXPECT_TRUE(walks.count("propeller_same_name_a.c")) << cc;
+  EXPECT_TRUE(walks.count("propeller_same_name_b.c")) << cc;
+  const std::vector<std::string> order = split_lines(ld);
+  EXPECT_EQ(std::count(order.begin(), order.end(), "walk"), 1) << ld;
+  const auto meta = nlohmann::json::parse(read_file(out / "meta.json"));
+  EXPECT_EQ(meta["propeller"]["functions_named_by_module"], 2) << meta.dump(2);
+  EXPECT_EQ(meta["propeller"]["functions_unnamed"], 0) << meta.dump(2);
+
+  // Compiled again where the fixture was (so the units have the same names) with the profile:
+  // clang and lld say nothing, and each `walk`'s hot range holds the cluster of its own file, as
+  // llvm-symbolizer-19 names the file of the function's start.
+  const fs::path src = source_dir() / "tests/fixtures/inference_src";
+  const fs::path relinked = tmp_ / "same_relinked";
+  const std::vector<std::string> argv = {
+      "clang-19",
+      "-O2",
+      "-fno-pie",
+      "-no-pie",
+      "-fuse-ld=lld",
+      "-ffunction-sections",
+      "-g",
+      "-fbasic-block-sections=list=" + (out / "propeller_cc_profile.txt").string(),
+      "-fbasic-block-address-map",
+      "-Wl,--symbol-ordering-file=" + (out / "propeller_ld_profile.txt").string(),
+      "-o",
+      relinked.string(),
+      "propeller_same_name_main.c",
+      "propeller_same_name_a.c",
+      "propeller_same_name_b.c"};
+  const CommandResult built = run_command(argv, {.cwd = src});
+  ASSERT_EQ(built.exit_code, 0) << built.describe(argv);
+  EXPECT_EQ(built.out + built.err, "") << "clang or lld said something of the profile";
+  const CommandResult original = run_command({fixture("same_name_bbmap").string()});
+  const CommandResult relaid = run_command({relinked.string()});
+  EXPECT_EQ(relaid.exit_code, 0);
+  EXPECT_EQ(relaid.out, original.out);
+
+  const auto ranges = first_ranges_of(relinked, "walk");
+  ASSERT_EQ(ranges.size(), 2u);
+  for (const auto& [address, ids] : ranges) {
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(address));
+    SCOPED_TRACE(hex);
+    const std::vector<std::string> sym = {"llvm-symbolizer-19", "--obj=" + relinked.string(), hex};
+    const CommandResult where = run_command(sym);
+    ASSERT_EQ(where.exit_code, 0) << where.describe(sym);
+    const std::vector<std::string> lines = split_lines(where.out);
+    ASSERT_GE(lines.size(), 2u) << where.out;
+    EXPECT_EQ(lines[0], "walk");
+    const std::string file = fs::path(lines[1].substr(0, lines[1].find(':'))).filename().string();
+    ASSERT_TRUE(walks.count(file)) << lines[1];
+    EXPECT_EQ(ids, walks.at(file));
   }
 }
 

@@ -1,7 +1,7 @@
 // make_propeller_profile on hand-encoded address maps, with counts worked out by hand: branches
 // and ranges laid on blocks, clusters by block ID with the entry first and cold blocks left out,
 // calls ordering callees after callers, cold parts last, unmapped branches and ranges counted,
-// names two functions share left out.
+// names two functions share told apart by their modules or left out.
 #include <gtest/gtest.h>
 
 #include "mapper/symbol_table.h"
@@ -135,6 +135,53 @@ TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsLeftOut) {
   const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
   EXPECT_EQ(p.clusters, "v1\n");
   EXPECT_EQ(p.stats.unnamed_functions, 2u);
+}
+
+// The compile units of the two `step`s of ALocalNameTwoFunctionsShareIsLeftOut.
+std::string units_apart(uint64_t address) {
+  if (address >= 0x1000 && address < 0x1024) return "src/a.c";
+  if (address >= 0x2000 && address < 0x2010) return "./src/b.c";
+  return "";
+}
+
+TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsNamedWithItsModule) {
+  const BbAddrMap map = two_functions();
+  const SymbolTable table =
+      symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
+  BranchProfile branches(&table);
+  branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);
+  branches.add_fall_through(FallThrough{0x2000, 0x200f, false}, 1);
+  const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr, units_apart);
+  // Each under its own module (without the "./" LLVM leaves out too); the order names the
+  // symbol once, and lld places both there.
+  EXPECT_EQ(p.clusters, "v1\nm src/a.c\nf step\nc 0\nm src/b.c\nf step\nc 0\n");
+  EXPECT_EQ(p.symbol_order, "step\nstep.cold\n");
+  EXPECT_EQ(p.stats.module_named, 2u);
+  EXPECT_EQ(p.stats.unnamed_functions, 0u);
+
+  // Only one of them ran: it alone is named, but the name still needs its module.
+  BranchProfile one(&table);
+  one.add_fall_through(FallThrough{0x2000, 0x200f, false}, 1);
+  EXPECT_EQ(make_propeller_profile(one, map, table, nullptr, units_apart).clusters,
+            "v1\nm src/b.c\nf step\nc 0\n");
+}
+
+TEST(PropellerProfile, ALocalNameWhoseModulesDoNotTellItsFunctionsApartIsLeftOut) {
+  const BbAddrMap map = two_functions();
+  const SymbolTable table =
+      symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
+  BranchProfile branches(&table);
+  branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);
+  // The same file compiled twice; a unit without a name; a name the line cannot carry.
+  for (const ModuleNameOf& module_of :
+       {ModuleNameOf([](uint64_t) { return std::string("a.c"); }),
+        ModuleNameOf([](uint64_t a) { return a == 0x1000 ? std::string("a.c") : std::string(); }),
+        ModuleNameOf(
+            [](uint64_t a) { return a == 0x1000 ? std::string("my a.c") : std::string("b.c"); })}) {
+    const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr, module_of);
+    EXPECT_EQ(p.clusters, "v1\n");
+    EXPECT_EQ(p.stats.unnamed_functions, 1u);
+  }
 }
 
 }  // namespace
