@@ -115,6 +115,28 @@ void expect_clusters_of(const std::map<std::string, std::vector<uint32_t>>& clus
   }
 }
 
+// Compiles and links `arguments` (options and sources, in `cwd`) as the fixtures were built, with
+// the profile in `profile`; clang-19 and ld.lld-19 must say nothing of it.
+void relink_with(const fs::path& profile, const fs::path& output,
+                 const std::vector<std::string>& arguments, const fs::path& cwd = {}) {
+  std::vector<std::string> argv = {
+      "clang-19",
+      "-O2",
+      "-fno-pie",
+      "-no-pie",
+      "-fuse-ld=lld",
+      "-ffunction-sections",
+      "-fbasic-block-sections=list=" + (profile / "propeller_cc_profile.txt").string(),
+      "-fbasic-block-address-map",
+      "-Wl,--symbol-ordering-file=" + (profile / "propeller_ld_profile.txt").string(),
+      "-o",
+      output.string()};
+  argv.insert(argv.end(), arguments.begin(), arguments.end());
+  const CommandResult built = run_command(argv, {.cwd = cwd});
+  ASSERT_EQ(built.exit_code, 0) << built.describe(argv);
+  EXPECT_EQ(built.out + built.err, "") << "clang or lld said something of the profile";
+}
+
 class Propeller : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -161,22 +183,8 @@ TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
 
   // Relinked with the profile: no warning from clang or lld.
   const fs::path relinked = tmp_ / "relinked";
-  const std::vector<std::string> argv = {
-      "clang-19",
-      "-O2",
-      "-fno-pie",
-      "-no-pie",
-      "-fuse-ld=lld",
-      "-ffunction-sections",
-      "-fbasic-block-sections=list=" + (out / "propeller_cc_profile.txt").string(),
-      "-fbasic-block-address-map",
-      "-Wl,--symbol-ordering-file=" + (out / "propeller_ld_profile.txt").string(),
-      "-o",
-      relinked.string(),
-      (source_dir() / "tests/fixtures/inference_src/interp.c").string()};
-  const CommandResult built = run_command(argv);
-  ASSERT_EQ(built.exit_code, 0) << built.describe(argv);
-  EXPECT_EQ(built.out + built.err, "") << "clang or lld said something of the profile";
+  ASSERT_NO_FATAL_FAILURE(relink_with(
+      out, relinked, {(source_dir() / "tests/fixtures/inference_src/interp.c").string()}));
 
   const CommandResult original = run_command({fixture("interp_bbmap").string()});
   const CommandResult relaid = run_command({relinked.string()});
@@ -288,25 +296,10 @@ TEST_F(Propeller, StaticFunctionsOfOneNameAreToldApartByTheirCompileUnits) {
   // llvm-symbolizer-19 names the file of the function's start.
   const fs::path src = source_dir() / "tests/fixtures/inference_src";
   const fs::path relinked = tmp_ / "same_relinked";
-  const std::vector<std::string> argv = {
-      "clang-19",
-      "-O2",
-      "-fno-pie",
-      "-no-pie",
-      "-fuse-ld=lld",
-      "-ffunction-sections",
-      "-g",
-      "-fbasic-block-sections=list=" + (out / "propeller_cc_profile.txt").string(),
-      "-fbasic-block-address-map",
-      "-Wl,--symbol-ordering-file=" + (out / "propeller_ld_profile.txt").string(),
-      "-o",
-      relinked.string(),
-      "propeller_same_name_main.c",
-      "propeller_same_name_a.c",
-      "propeller_same_name_b.c"};
-  const CommandResult built = run_command(argv, {.cwd = src});
-  ASSERT_EQ(built.exit_code, 0) << built.describe(argv);
-  EXPECT_EQ(built.out + built.err, "") << "clang or lld said something of the profile";
+  ASSERT_NO_FATAL_FAILURE(relink_with(
+      out, relinked,
+      {"-g", "propeller_same_name_main.c", "propeller_same_name_a.c", "propeller_same_name_b.c"},
+      src));
   const CommandResult original = run_command({fixture("same_name_bbmap").string()});
   const CommandResult relaid = run_command({relinked.string()});
   EXPECT_EQ(relaid.exit_code, 0);
