@@ -256,11 +256,18 @@ void print_binary(const BinaryReport& b, size_t top) {
     const double share = p.contains("sample_share") && p["sample_share"].is_number()
                              ? p["sample_share"].get<double>()
                              : 0.0;
+    std::string named, left_out;
+    if (const uint64_t n = number(p, "functions_named_by_module"); n > 0)
+      named = ", " + std::to_string(n) + " named with their module";
+    if (const uint64_t n = number(p, "functions_unnamed"); n > 0)
+      left_out =
+          "; " + std::to_string(n) + " left out (no symbol, or a name that no module tells apart)";
     std::printf("  propeller: %" PRIu64 " functions clustered (%" PRIu64 " blocks, %" PRIu64
-                " with a cold part), %.2f%% of the samples; edges from %s\n",
+                " with a cold part%s), %.2f%% of the samples; edges from %s%s\n",
                 number(p, "functions"), number(p, "blocks"), number(p, "functions_with_cold_part"),
-                100.0 * share,
-                text(p, "edges") == "ip_samples" ? "the IP samples (inferred)" : "branch stacks");
+                named.c_str(), 100.0 * share,
+                text(p, "edges") == "ip_samples" ? "the IP samples (inferred)" : "branch stacks",
+                left_out.c_str());
   }
   for (const auto& aside : b.set_aside) {
     std::printf("  an earlier unreadable profile was set aside as %s\n", aside.c_str());

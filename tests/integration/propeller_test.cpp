@@ -218,7 +218,9 @@ TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
   for (const std::string& symbol : order) {
     SCOPED_TRACE(symbol);
     ASSERT_TRUE(placed.count(symbol)) << "the order names a symbol the program has not";
-    if (!first) EXPECT_GT(placed.at(symbol), previous) << "placed out of our order";
+    if (!first) {
+      EXPECT_GT(placed.at(symbol), previous) << "placed out of our order";
+    }
     previous = placed.at(symbol);
     first = false;
     const std::string function =
@@ -366,6 +368,17 @@ TEST_F(Propeller, LiveCollectionWritesItAndMergeMakesItAgain) {
     EXPECT_EQ(meta["propeller"]["edges"], "ip_samples");
     const auto formats = meta["formats"].get<std::vector<std::string>>();
     EXPECT_NE(std::find(formats.begin(), formats.end(), "propeller_ld_profile.txt"), formats.end());
+    // `report` says what the profile covers, as meta.json has it.
+    const ProfcollectRun report = run_profcollect({"report", out.string()});
+    ASSERT_EQ(report.run.exit_code, 0) << report.describe();
+    EXPECT_NE(report.run.out.find(
+                  "  propeller: " + std::to_string(meta["propeller"]["functions"].get<uint64_t>()) +
+                  " functions clustered (" +
+                  std::to_string(meta["propeller"]["blocks"].get<uint64_t>()) + " blocks, "),
+              std::string::npos)
+        << report.run.out;
+    EXPECT_NE(report.run.out.find("edges from the IP samples (inferred)"), std::string::npos)
+        << report.run.out;
   }
 }
 

@@ -239,7 +239,7 @@ struct Mmap2 {
   uint64_t start = 0, len = 0, pgoff = 0;
   uint32_t maj = 0, min = 0;
   uint64_t ino = 0, ino_generation = 0;
-  std::vector<uint8_t> build_id;  // non-empty: the build-id form (misc bit 14)
+  std::vector<uint8_t> build_id = {};  // non-empty: the build-id form (misc bit 14)
   uint32_t prot = 5, flags = 2;
   std::string file;
 };
