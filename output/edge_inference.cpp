@@ -48,6 +48,7 @@ FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
       node.known = false;
     } else {
       const uint64_t sampled = block.instructions - 1;
+      node.evidence = static_cast<uint32_t>(sampled);
       // Rounded to the nearest unit; at most 2^64 / kWeightScale samples in a block.
       node.weight = (block_samples[b] * kWeightScale + sampled / 2) / sampled;
     }

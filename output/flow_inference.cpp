@@ -344,8 +344,12 @@ struct CfgFlow {
 
 std::pair<int32_t, int32_t> block_costs(const FlowGraph::Block& block, bool entry) {
   if (!block.known) return {0, 0};
-  if (entry) return {kCostEntryInc, kCostEntryDec};
-  return {block.weight == 0 ? kCostBlockZeroInc : kCostBlockInc, kCostBlockDec};
+  // Every instruction the estimate was sampled over is evidence (see the header).
+  const int32_t evidence = static_cast<int32_t>(
+      std::clamp<uint32_t>(block.evidence, 1, FlowGraph::Block::kMaxEvidence));
+  if (entry) return {kCostEntryInc * evidence, kCostEntryDec * evidence};
+  return {(block.weight == 0 ? kCostBlockZeroInc : kCostBlockInc) * evidence,
+          kCostBlockDec * evidence};
 }
 
 // The min-cost flow on the network of the header, with the block weights `weight` (scaled).

@@ -151,6 +151,39 @@ TEST(FlowInferenceTest, ShorterUnsampledArmIsPreferredToALongerOne) {
   EXPECT_EQ(flow.blocks, (Counts{100, 100, 0, 0, 100}));
 }
 
+TEST(FlowInferenceTest, UnsampledArmOfManyInstructionsIsAvoided) {
+  // The diamond above, but arm 2 is a 60-instruction error path and arm 1 a jump: 0 samples
+  // over 60 instructions say much more surely that it did not run.
+  FlowGraph graph = make_graph({100, 0, 0, 100}, {{0, 1}, {0, 2}, {1, 3}, {2, 3}});
+  graph.blocks[1].evidence = 1;
+  graph.blocks[2].evidence = 60;
+  const InferredFlow flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{100, 100, 0, 100}));
+}
+
+TEST(FlowInferenceTest, SampledEstimateOfMoreInstructionsIsChangedLess) {
+  // 0 (100) -> 1 (60), which returns: either 1 is raised or the entry lowered. When both
+  // estimates rest on one instruction, raising 1 is cheaper (10 a unit against the entry's 40).
+  FlowGraph graph = make_graph({100, 60}, {{0, 1}});
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 100}));
+  // When 1's rests on eight, it is surer than the entry's: the entry is lowered to it.
+  graph.blocks[1].evidence = 8;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{60, 60}));
+}
+
+TEST(FlowInferenceTest, EvidenceCountsUpToEightInstructions) {
+  // Two ways from 0 to 4 through unsampled blocks: 1 alone, of 1000 instructions, or 2 -> 3,
+  // of 5 each. Raising 1 would cost 11000 a unit against 110 without a cap; with it, 88
+  // against 110. The well-sampled ends cost more to lower (640 a unit together).
+  FlowGraph graph = make_graph({100, 0, 0, 0, 100}, {{0, 1}, {1, 4}, {0, 2}, {2, 3}, {3, 4}});
+  graph.blocks[0].evidence = 8;
+  graph.blocks[4].evidence = 8;
+  graph.blocks[1].evidence = 1000;
+  graph.blocks[2].evidence = 5;
+  graph.blocks[3].evidence = 5;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 100, 0, 0, 100}));
+}
+
 TEST(FlowInferenceTest, IfWithoutElseOverUnknownBlockSplitsEvenly) {
   // 0 -> 1 (unknown) -> 2 and 0 -> 2: nothing says which way, as profi splits it.
   const FlowGraph graph = make_graph({80, kUnknown, 80}, {{0, 1}, {1, 2}, {0, 2}});
@@ -341,7 +374,10 @@ TEST(FlowInferenceTest, PropertyExactWeightsComeBackExactly) {
     const uint32_t n = 2 + rng() % 59;
     RandomCfg cfg = random_cfg(rng, n, rng() % (2 * n));
     const TrueFlow truth = random_flow(rng, cfg, 1 + rng() % 20, 1000);
-    for (uint32_t b = 0; b < n; ++b) cfg.graph.blocks[b].weight = truth.blocks[b];
+    for (uint32_t b = 0; b < n; ++b) {
+      cfg.graph.blocks[b].weight = truth.blocks[b];
+      cfg.graph.blocks[b].evidence = 1 + rng() % 20;  // whatever each estimate rests on
+    }
     const InferredFlow flow = infer_flow(cfg.graph);
     ASSERT_TRUE(conserves(cfg.graph, flow)) << "round " << round;
     ASSERT_EQ(flow.blocks, truth.blocks) << "round " << round;
@@ -393,6 +429,7 @@ TEST(FlowInferenceTest, PropertyAnyGraphConserves) {
       block.weight = rng() % 3 == 0 ? 0 : rng() % 1'000'000;
       block.entry = rng() % 10 == 0;
       block.exit = rng() % 7 == 0;
+      block.evidence = rng() % 3 == 0 ? 1 : uint32_t(rng());  // beyond the cap too
     }
     for (uint32_t i = rng() % (3 * n); i > 0; --i) {
       graph.edges.push_back({uint32_t(rng() % n), uint32_t(rng() % n), rng() % 10 == 0});
