@@ -345,8 +345,8 @@ struct CfgFlow {
 std::pair<int32_t, int32_t> block_costs(const FlowGraph::Block& block, bool entry) {
   if (!block.known) return {0, 0};
   // Every instruction the estimate was sampled over is evidence (see the header).
-  const int32_t evidence = static_cast<int32_t>(
-      std::clamp<uint32_t>(block.evidence, 1, FlowGraph::Block::kMaxEvidence));
+  const int32_t evidence =
+      static_cast<int32_t>(std::clamp<uint32_t>(block.evidence, 1, FlowGraph::Block::kMaxEvidence));
   if (entry) return {kCostEntryInc * evidence, kCostEntryDec * evidence};
   return {(block.weight == 0 ? kCostBlockZeroInc : kCostBlockInc) * evidence,
           kCostBlockDec * evidence};
