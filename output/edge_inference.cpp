@@ -23,6 +23,7 @@ struct InferredFunction {
 FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
                      std::span<const std::pair<uint64_t, uint64_t>> samples) {
   FlowGraph graph;
+  graph.weight_per_sample = kWeightScale;
   graph.blocks.resize(code.blocks.size());
   std::vector<uint64_t> block_samples(code.blocks.size(), 0);
   for (const auto& [address, count] : samples) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 #include <queue>
 #include <stdexcept>
@@ -664,6 +665,51 @@ class IslandJoiner {
   std::vector<Move> via_;
 };
 
+// Blocks that flow left at 0 although their samples cannot say they did not run (see the
+// header, FlowGraph::weight_per_sample) get one unit along the likeliest path from an entry
+// through them to an exit. The candidates are chosen on the flow as the solver and the
+// rebalancing left it; a path may pass other candidates, which then need none of their own.
+void keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
+  const double per_sample = static_cast<double>(cfg.graph.weight_per_sample);
+  if (per_sample <= 0) return;
+  std::vector<uint32_t> candidates;
+  for (uint32_t b = 0; b < cfg.n; ++b) {
+    if (!cfg.reachable[b] || flow.count[b] > 0) continue;
+    uint64_t busiest = 0;  // the busiest predecessor's count
+    cfg.for_in(
+        b, [&](uint32_t e) { busiest = std::max(busiest, flow.count[cfg.graph.edges[e].from]); });
+    if (busiest == 0) continue;
+    const double expected = std::ldexp(static_cast<double>(busiest), static_cast<int>(shift)) *
+                            std::max<uint32_t>(cfg.graph.blocks[b].evidence, 1) / per_sample;
+    if (expected < FlowGraph::kSamplesThatSayCold) candidates.push_back(b);
+  }
+  if (candidates.empty()) return;
+  const std::vector<uint32_t> from_entry = likeliest_tree(cfg, flow, true);
+  const std::vector<uint32_t> to_exit = likeliest_tree(cfg, flow, false);
+  std::vector<uint32_t> path;
+  for (uint32_t b : candidates) {
+    if (flow.count[b] > 0) continue;  // on an earlier one's path
+    path.clear();
+    uint32_t first = b, last = b;
+    for (uint32_t e = from_entry[first]; e != kNoIndex; e = from_entry[first]) {
+      path.push_back(e);
+      first = cfg.graph.edges[e].from;
+    }
+    for (uint32_t e = to_exit[last]; e != kNoIndex; e = to_exit[last]) {
+      path.push_back(e);
+      last = cfg.graph.edges[e].to;
+    }
+    if (!cfg.entry[first] || !cfg.exit[last]) continue;
+    ++flow.inflow[first];
+    ++flow.outflow[last];
+    ++flow.count[first];
+    for (uint32_t e : path) {
+      ++flow.edge[e];
+      ++flow.count[cfg.graph.edges[e].to];
+    }
+  }
+}
+
 // Sets the flow of `edges` to `amount` split evenly (rounding up, in order).
 void split_evenly(uint64_t amount, const std::vector<uint32_t>& edges, CfgFlow& flow) {
   const uint64_t share = amount / edges.size() + (amount % edges.size() != 0);
@@ -860,6 +906,8 @@ InferredFlow infer_flow(const FlowGraph& graph) {
   }
   IslandJoiner(cfg, flow).run();
   Rebalancer(cfg, flow).run();
+  flow.recount(cfg);
+  keep_warm(cfg, flow, shift);
   flow.recount(cfg);
 
   uint64_t largest = 0;

@@ -184,6 +184,41 @@ TEST(FlowInferenceTest, EvidenceCountsUpToEightInstructions) {
   EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 100, 0, 0, 100}));
 }
 
+// Kept warm: weights of 100 a sample, as edge inference makes them.
+TEST(FlowInferenceTest, UnsampledBlockTooShortToHaveBeenSampledIsKeptWarm) {
+  // 0 (200) -> 1 (200), with an unsampled arm 0 -> 2 -> 1 of two instructions: had 2 run as
+  // often as 0, it would have made 4 samples; 0 of them is evidence enough (4 >= 3). With one
+  // instruction, 2 samples: 0 happens often, so it gets the least count there is.
+  FlowGraph graph = make_graph({200, 200, 0}, {{0, 1}, {0, 2}, {2, 1}});
+  graph.weight_per_sample = 100;
+  graph.blocks[2].evidence = 2;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{200, 200, 0}));
+  graph.blocks[2].evidence = 1;
+  const InferredFlow warm = infer_checked(graph);
+  EXPECT_EQ(warm.blocks, (Counts{201, 201, 1}));
+  EXPECT_EQ(warm.edges, (Counts{200, 1, 1}));
+  // Off without weight_per_sample.
+  graph.weight_per_sample = 0;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{200, 200, 0}));
+}
+
+TEST(FlowInferenceTest, KeptWarmBlocksShareOnePath) {
+  // 0 (100) -> 1 -> 2 -> 3 (100) beside 0 -> 3: 1 and 2 are unsampled single instructions, and
+  // 2's predecessor 1 has no count: only 1 is a candidate, and its path carries 2 along.
+  FlowGraph graph = make_graph({100, 0, 0, 100}, {{0, 3}, {0, 1}, {1, 2}, {2, 3}});
+  graph.weight_per_sample = 100;
+  const InferredFlow flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{101, 1, 1, 101}));
+}
+
+TEST(FlowInferenceTest, UnsampledBlockThatWouldHaveBeenSampledStaysCold) {
+  // 0 (1000) -> 2 (1000) and 0 -> 1 (0, eight instructions) -> 2: 1 would have made 80 samples.
+  FlowGraph graph = make_graph({1000, 0, 1000}, {{0, 2}, {0, 1}, {1, 2}});
+  graph.weight_per_sample = 100;
+  graph.blocks[1].evidence = 8;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{1000, 0, 1000}));
+}
+
 TEST(FlowInferenceTest, IfWithoutElseOverUnknownBlockSplitsEvenly) {
   // 0 -> 1 (unknown) -> 2 and 0 -> 2: nothing says which way, as profi splits it.
   const FlowGraph graph = make_graph({80, kUnknown, 80}, {{0, 1}, {1, 2}, {0, 2}});
@@ -431,6 +466,7 @@ TEST(FlowInferenceTest, PropertyAnyGraphConserves) {
       block.exit = rng() % 7 == 0;
       block.evidence = rng() % 3 == 0 ? 1 : uint32_t(rng());  // beyond the cap too
     }
+    graph.weight_per_sample = rng() % 2 == 0 ? 0 : 1 + rng() % 100'000;
     for (uint32_t i = rng() % (3 * n); i > 0; --i) {
       graph.edges.push_back({uint32_t(rng() % n), uint32_t(rng() % n), rng() % 10 == 0});
     }
