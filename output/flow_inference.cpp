@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <tuple>
@@ -433,6 +434,40 @@ std::vector<uint32_t> likeliest_tree(const Cfg& cfg, const CfgFlow& flow, bool f
   return via;
 }
 
+// Likeliest paths from an entry through a block to an exit (the two trees of likeliest_tree).
+struct LikeliestPaths {
+  LikeliestPaths(const Cfg& cfg, const CfgFlow& flow)
+      : from_entry(likeliest_tree(cfg, flow, true)), to_exit(likeliest_tree(cfg, flow, false)) {}
+
+  // Adds one unit of flow along the path through `block`, whose edges it leaves in `path` (from
+  // the entry on). False, adding nothing, when the trees lead to no entry or no exit from it.
+  bool add_unit_through(const Cfg& cfg, CfgFlow& flow, uint32_t block,
+                        std::vector<uint32_t>& path) const {
+    path.clear();
+    uint32_t first = block, last = block;
+    for (uint32_t e = from_entry[first]; e != kNoIndex; e = from_entry[first]) {
+      path.push_back(e);
+      first = cfg.graph.edges[e].from;
+    }
+    std::reverse(path.begin(), path.end());
+    for (uint32_t e = to_exit[last]; e != kNoIndex; e = to_exit[last]) {
+      path.push_back(e);
+      last = cfg.graph.edges[e].to;
+    }
+    if (!cfg.entry[first] || !cfg.exit[last]) return false;
+    ++flow.inflow[first];
+    ++flow.count[first];
+    for (uint32_t e : path) {
+      ++flow.edge[e];
+      ++flow.count[cfg.graph.edges[e].to];
+    }
+    ++flow.outflow[last];
+    return true;
+  }
+
+  std::vector<uint32_t> from_entry, to_exit;
+};
+
 // profi's "join islands": every block with flow must be reached from an entry along edges
 // with flow. The solver can leave a loop's samples circulating on their own while its way in
 // carries nothing, even when a connected flow of the same counts exists (exact inputs have one).
@@ -625,29 +660,9 @@ class IslandJoiner {
   // the trees do not lead from an entry to an exit through the island (cannot happen: the
   // island is reachable and every reachable block reaches an exit).
   bool add_unit_through(uint32_t island) {
-    if (from_entry_.empty()) {
-      from_entry_ = likeliest_tree(cfg_, flow_, true);
-      to_exit_ = likeliest_tree(cfg_, flow_, false);
-    }
-    path_.clear();
-    uint32_t first = island, last = island;
-    for (uint32_t e = from_entry_[first]; e != kNoIndex; e = from_entry_[first]) {
-      path_.push_back(e);
-      first = cfg_.graph.edges[e].from;
-    }
-    std::reverse(path_.begin(), path_.end());  // from the entry on
-    for (uint32_t e = to_exit_[last]; e != kNoIndex; e = to_exit_[last]) {
-      path_.push_back(e);
-      last = cfg_.graph.edges[e].to;
-    }
-    if (!cfg_.entry[first] || !cfg_.exit[last]) return false;
-    ++flow_.inflow[first];
-    ++flow_.count[first];
-    for (uint32_t e : path_) {
-      ++flow_.edge[e];
-      ++flow_.count[cfg_.graph.edges[e].to];
-    }
-    ++flow_.outflow[last];
+    if (!paths_) paths_.emplace(cfg_, flow_);
+    if (!paths_->add_unit_through(cfg_, flow_, island, path_)) return false;
+    const uint32_t first = path_.empty() ? island : cfg_.graph.edges[path_.front()].from;
     see(first);
     for (uint32_t e : path_) {  // in order, as the path's edges now carry flow
       if (seen_[cfg_.graph.edges[e].from]) see(cfg_.graph.edges[e].to);
@@ -658,7 +673,8 @@ class IslandJoiner {
   const Cfg& cfg_;
   CfgFlow& flow_;
   std::vector<bool> seen_, tried_;
-  std::vector<uint32_t> entries_, exits_, from_entry_, to_exit_;
+  std::vector<uint32_t> entries_, exits_;
+  std::optional<LikeliestPaths> paths_;
   // The search's state, kept between searches (reset where touched): per block u the edge
   // u -> island to raise, per node its parent and the move that reached it.
   std::vector<uint32_t> closing_, parent_, queue_, path_, work_;
@@ -684,29 +700,10 @@ void keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
     if (expected < FlowGraph::kSamplesThatSayCold) candidates.push_back(b);
   }
   if (candidates.empty()) return;
-  const std::vector<uint32_t> from_entry = likeliest_tree(cfg, flow, true);
-  const std::vector<uint32_t> to_exit = likeliest_tree(cfg, flow, false);
+  const LikeliestPaths paths(cfg, flow);
   std::vector<uint32_t> path;
   for (uint32_t b : candidates) {
-    if (flow.count[b] > 0) continue;  // on an earlier one's path
-    path.clear();
-    uint32_t first = b, last = b;
-    for (uint32_t e = from_entry[first]; e != kNoIndex; e = from_entry[first]) {
-      path.push_back(e);
-      first = cfg.graph.edges[e].from;
-    }
-    for (uint32_t e = to_exit[last]; e != kNoIndex; e = to_exit[last]) {
-      path.push_back(e);
-      last = cfg.graph.edges[e].to;
-    }
-    if (!cfg.entry[first] || !cfg.exit[last]) continue;
-    ++flow.inflow[first];
-    ++flow.outflow[last];
-    ++flow.count[first];
-    for (uint32_t e : path) {
-      ++flow.edge[e];
-      ++flow.count[cfg.graph.edges[e].to];
-    }
+    if (flow.count[b] == 0) paths.add_unit_through(cfg, flow, b, path);  // else on an earlier path
   }
 }
 
