@@ -96,6 +96,7 @@ InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions
     InferredFlow flow = infer_flow(flow_graph(code, run.function->addr, mine));
     if (flow.entered == 0) continue;  // too few samples to say anything
     ++stats.inferred_functions;
+    stats.blocks_kept_warm += flow.kept_warm;
     stats.inferred_samples += function_samples;
     stats.blocks += static_cast<uint64_t>(
         std::count_if(flow.blocks.begin(), flow.blocks.end(), [](uint64_t c) { return c > 0; }));

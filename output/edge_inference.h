@@ -37,6 +37,7 @@ struct EdgeInferenceStats {
   uint64_t functions = 0;            // sampled functions
   uint64_t inferred_functions = 0;   // of them, with an inferred CFG
   uint64_t blocks = 0;               // blocks of the inferred functions with a count
+  uint64_t blocks_kept_warm = 0;     // of them, with a count only as flow's "Kept warm" gave it
   uint64_t not_simple_samples = 0;   // in functions BOLT cannot build a CFG of
   uint64_t no_function_samples = 0;  // at addresses no function symbol holds
 };

@@ -685,9 +685,10 @@ class IslandJoiner {
 // header, FlowGraph::weight_per_sample) get one unit along the likeliest path from an entry
 // through them to an exit. The candidates are chosen on the flow as the solver and the
 // rebalancing left it; a path may pass other candidates, which then need none of their own.
-void keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
+// Returns how many blocks it gave flow.
+uint32_t keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
   const double per_sample = static_cast<double>(cfg.graph.weight_per_sample);
-  if (per_sample <= 0) return;
+  if (per_sample <= 0) return 0;
   std::vector<uint32_t> candidates;
   for (uint32_t b = 0; b < cfg.n; ++b) {
     if (!cfg.reachable[b] || flow.count[b] > 0) continue;
@@ -699,12 +700,16 @@ void keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
                             std::max<uint32_t>(cfg.graph.blocks[b].evidence, 1) / per_sample;
     if (expected < FlowGraph::kSamplesThatSayCold) candidates.push_back(b);
   }
-  if (candidates.empty()) return;
+  if (candidates.empty()) return 0;
+  const std::vector<uint64_t> before = flow.count;
   const LikeliestPaths paths(cfg, flow);
   std::vector<uint32_t> path;
   for (uint32_t b : candidates) {
     if (flow.count[b] == 0) paths.add_unit_through(cfg, flow, b, path);  // else on an earlier path
   }
+  uint32_t warmed = 0;
+  for (uint32_t b = 0; b < cfg.n; ++b) warmed += before[b] == 0 && flow.count[b] > 0;
+  return warmed;
 }
 
 // Sets the flow of `edges` to `amount` split evenly (rounding up, in order).
@@ -904,7 +909,7 @@ InferredFlow infer_flow(const FlowGraph& graph) {
   IslandJoiner(cfg, flow).run();
   Rebalancer(cfg, flow).run();
   flow.recount(cfg);
-  keep_warm(cfg, flow, shift);
+  result.kept_warm = keep_warm(cfg, flow, shift);
   flow.recount(cfg);
 
   uint64_t largest = 0;

@@ -108,6 +108,7 @@ struct InferredFlow {
   std::vector<uint64_t> blocks;  // per block: the inferred execution count
   std::vector<uint64_t> edges;   // per edge, same order as FlowGraph::edges
   uint64_t entered = 0;          // total flow entering through entry blocks
+  uint32_t kept_warm = 0;        // blocks given a unit by "Kept warm" (see the header)
   // Known weight on blocks no entry reaches, left out (saturates at 2^64 - 1).
   uint64_t unreachable_weight = 0;
   // Counts are in units of 2^unit_shift samples. 0 unless the weights sum past 2^56 (they are

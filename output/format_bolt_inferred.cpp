@@ -36,6 +36,7 @@ FormatResult render_bolt_inferred(const FormatInput& in) {
               {"functions", s.functions},
               {"inferred_functions", s.inferred_functions},
               {"inferred_blocks", s.blocks},
+              {"blocks_kept_warm", s.blocks_kept_warm},
               {"inferred_sample_share", std::round(share * 10000.0) / 10000.0},
               {"samples_not_simple", s.not_simple_samples},
               {"samples_outside_functions", s.no_function_samples}}}};

@@ -247,9 +247,11 @@ void print_binary(const BinaryReport& b, size_t top) {
             ? inferred["inferred_sample_share"].get<double>()
             : 0.0;
     std::printf("  bolt.inferred.preagg: edges inferred from the IP samples for %" PRIu64
-                " of %" PRIu64 " sampled functions (%" PRIu64 " blocks), %.2f%% of the samples\n",
+                " of %" PRIu64 " sampled functions (%" PRIu64 " blocks, %" PRIu64
+                " of them kept warm), %.2f%% of the samples\n",
                 number(inferred, "inferred_functions"), number(inferred, "functions"),
-                number(inferred, "inferred_blocks"), 100.0 * share);
+                number(inferred, "inferred_blocks"), number(inferred, "blocks_kept_warm"),
+                100.0 * share);
   }
   if (b.meta.is_object() && b.meta.contains("propeller") && b.meta["propeller"].is_object()) {
     const ordered_json& p = b.meta["propeller"];

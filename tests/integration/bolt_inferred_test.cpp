@@ -15,7 +15,6 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <optional>
 #include <regex>
 #include <set>
 
@@ -123,7 +122,7 @@ BlockCounts block_counts(const std::string& text) {
   BlockCounts out;
   std::string function;
   bool simple = false, in_block = false;
-  std::optional<uint64_t> count;
+  uint64_t count = kNoCount;  // of the block being read
   for (const std::string& line : split_lines(text)) {
     std::smatch m;
     if (std::regex_match(line, m, header)) {
@@ -139,11 +138,11 @@ BlockCounts block_counts(const std::string& text) {
       function.clear();
     } else if (line.starts_with(".") && line.find(" instructions, align") != std::string::npos) {
       in_block = !line.starts_with(line.substr(0, line.find(' ')) + " (1 instructions");
-      count.reset();
+      count = kNoCount;
     } else if (in_block && line.starts_with("  Exec Count : ")) {
       count = std::stoull(line.substr(15));
     } else if (in_block && simple && std::regex_match(line, m, instruction)) {
-      out[function][std::stoull(m[1], nullptr, 16)] = count.value_or(kNoCount);
+      out[function][std::stoull(m[1], nullptr, 16)] = count;
       in_block = false;
     }
   }

@@ -79,6 +79,26 @@ TEST_F(LiveSeedTest, EverySampleInTheSeedBinaryIsResolvedAndSharesAgreeWithPerf)
   EXPECT_EQ(in_binary, collection.at("mapped").get<uint64_t>())
       << "hot is the only profiled binary";
 
+  // How the edges of bolt.inferred.preagg were made, and report's line of it.
+  ASSERT_TRUE(meta.contains("bolt_inferred")) << meta.dump(2);
+  const json& inferred_meta = meta.at("bolt_inferred");
+  EXPECT_EQ(inferred_meta.at("edges"), "ip_samples");
+  const uint64_t inferred_functions = inferred_meta.at("inferred_functions").get<uint64_t>();
+  const uint64_t inferred_blocks = inferred_meta.at("inferred_blocks").get<uint64_t>();
+  const uint64_t kept_warm = inferred_meta.at("blocks_kept_warm").get<uint64_t>();
+  EXPECT_GE(inferred_functions, 1u) << inferred_meta.dump(2);
+  EXPECT_LE(inferred_functions, inferred_meta.at("functions").get<uint64_t>());
+  EXPECT_LE(kept_warm, inferred_blocks) << inferred_meta.dump(2);
+  // work, with almost every sample, is a simple function: its CFG is inferred.
+  EXPECT_GE(inferred_meta.at("inferred_sample_share").get<double>(), 0.95) << inferred_meta.dump(2);
+  const std::vector<std::string> report = {profcollect_exe().string(), "report", out.string()};
+  const CommandResult reported = run_command(report);
+  ASSERT_EQ(reported.exit_code, 0) << reported.describe(report);
+  EXPECT_NE(reported.out.find("sampled functions (" + std::to_string(inferred_blocks) +
+                              " blocks, " + std::to_string(kept_warm) + " of them kept warm)"),
+            std::string::npos)
+      << reported.out;
+
   const StrictFdata fdata = read_fdata_strictly(dirs[0] / "bolt.fdata");
   ASSERT_TRUE(fdata.valid()) << fdata.error;
   // Every resolved sample lands in a function symbol of this small program.

@@ -197,6 +197,7 @@ TEST(FlowInferenceTest, UnsampledBlockTooShortToHaveBeenSampledIsKeptWarm) {
   const InferredFlow warm = infer_checked(graph);
   EXPECT_EQ(warm.blocks, (Counts{201, 201, 1}));
   EXPECT_EQ(warm.edges, (Counts{200, 1, 1}));
+  EXPECT_EQ(warm.kept_warm, 1u);
   // Off without weight_per_sample.
   graph.weight_per_sample = 0;
   EXPECT_EQ(infer_checked(graph).blocks, (Counts{200, 200, 0}));
@@ -209,6 +210,7 @@ TEST(FlowInferenceTest, KeptWarmBlocksShareOnePath) {
   graph.weight_per_sample = 100;
   const InferredFlow flow = infer_checked(graph);
   EXPECT_EQ(flow.blocks, (Counts{101, 1, 1, 101}));
+  EXPECT_EQ(flow.kept_warm, 2u);  // 1 and the block its path carried along
 }
 
 TEST(FlowInferenceTest, UnsampledBlockThatWouldHaveBeenSampledStaysCold) {
@@ -216,7 +218,9 @@ TEST(FlowInferenceTest, UnsampledBlockThatWouldHaveBeenSampledStaysCold) {
   FlowGraph graph = make_graph({1000, 0, 1000}, {{0, 2}, {0, 1}, {1, 2}});
   graph.weight_per_sample = 100;
   graph.blocks[1].evidence = 8;
-  EXPECT_EQ(infer_checked(graph).blocks, (Counts{1000, 0, 1000}));
+  const InferredFlow flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{1000, 0, 1000}));
+  EXPECT_EQ(flow.kept_warm, 0u);
 }
 
 TEST(FlowInferenceTest, IfWithoutElseOverUnknownBlockSplitsEvenly) {
