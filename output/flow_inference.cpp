@@ -23,6 +23,7 @@ constexpr int32_t kCostBlockZeroInc = 11;
 constexpr int32_t kCostEntryInc = 10;
 constexpr int32_t kCostEntryDec = 40;
 constexpr int32_t kCostUnlikely = int32_t{1} << 30;
+constexpr int32_t kDecBelowHalf = 4;
 
 // Weights are scaled down until they sum to at most kMaxTotalWeight; every flow then stays far
 // below kInfinite, the capacity of the arcs without a limit, and no residual can wrap.
@@ -366,7 +367,10 @@ bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, CfgFlow& 
     const auto [inc, dec] = block_costs(cfg.graph.blocks[b], cfg.entry[b]);
     network.add_arc(2 * b, 2 * b + 1, kInfinite, inc);
     if (weight[b] > 0) {
-      network.add_arc(2 * b + 1, 2 * b, weight[b], dec);
+      // Lowering past half the estimate costs kDecBelowHalf times as much (see the header).
+      const int64_t half = weight[b] / 2;
+      if (half > 0) network.add_arc(2 * b + 1, 2 * b, half, dec);
+      network.add_arc(2 * b + 1, 2 * b, weight[b] - half, dec * kDecBelowHalf);
       network.add_supply(2 * b + 1, weight[b]);
       network.add_supply(2 * b, -weight[b]);
     }

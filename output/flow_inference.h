@@ -19,6 +19,13 @@
 //   unknown block (known=false)   0      0   no estimate: free
 //   edge marked unlikely        2^30     -   taken only when nothing else conserves flow
 //
+// Lowering a block past half its estimate costs 4 times as much a unit. Samples are counts: the
+// likelihood of a count falls ever faster as it goes below what the samples say (a Poisson
+// count's, over the second half, about 4.6 times as fast as over the first), and a block with
+// samples did run. Measured on edge_inference_bench.sh over three I1 geometries: the generated
+// program's gain rose from 79.7% to 84.5%, sqlite3's stayed (79.4%, 79.0%); 2 and 10 gave
+// 80.2% and 86.6% on the one, 79.2% and 77.7% on the other.
+//
 // Each block's costs are multiplied by its evidence (Block::evidence: the instructions its
 // estimate was sampled over, at most 8). A timer samples instructions, not blocks: 0 samples
 // over 60 instructions say far more surely that a block did not run than 0 over 1, and the

@@ -171,6 +171,14 @@ TEST(FlowInferenceTest, SampledEstimateOfMoreInstructionsIsChangedLess) {
   EXPECT_EQ(infer_checked(graph).blocks, (Counts{60, 60}));
 }
 
+TEST(FlowInferenceTest, LoweringPastHalfTheEstimateCostsFourTimesAsMuch) {
+  // 0 (20, over eight instructions: 80 a unit to raise) -> 1 (100), which returns. Lowering 1
+  // costs 40 a unit down to 50, then 160: so 1 is lowered to half and the entry raised to it.
+  FlowGraph graph = make_graph({20, 100}, {{0, 1}});
+  graph.blocks[0].evidence = 8;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{50, 50}));
+}
+
 TEST(FlowInferenceTest, EvidenceCountsUpToEightInstructions) {
   // Two ways from 0 to 4 through unsampled blocks: 1 alone, of 1000 instructions, or 2 -> 3,
   // of 5 each. Raising 1 would cost 11000 a unit against 110 without a cap; with it, 88
