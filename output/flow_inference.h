@@ -65,7 +65,8 @@
 // of the time) gets one unit along the likeliest path from an entry through it to an exit:
 // the least count there is, enough to keep it beside the code it follows. (Measured on
 // edge_inference_bench.sh's sqlite3 over three I1 geometries: the instrumented gain from 76.7%
-// to 80.3%, with thresholds 1 and 10 between; the generated program was unchanged.)
+// to 79.4%; thresholds of 1 and 10 samples, in a first version, did less well than 3; the
+// generated program was unchanged.)
 //
 // Decisions beyond profi:
 //   - flow enters only at entry blocks: a block that no entry reaches gets 0 and its weight is
