@@ -125,13 +125,20 @@ TEST(PropellerProfile, ALoopLatchThatOnlyJumpsBackIsLaidBeforeItsHeader) {
   EXPECT_EQ(p.clusters, "v1\nf h\nc 0 2 1 3\n");
 }
 
-TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsLeftOut) {
-  const BbAddrMap map = two_functions();
-  const SymbolTable table =
-      symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
-  BranchProfile branches(&table);
+// two_functions() as two local functions named `step`, and a run through each.
+SymbolTable two_steps() {
+  return symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
+}
+void run_both_steps(BranchProfile& branches) {
   branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);
   branches.add_fall_through(FallThrough{0x2000, 0x200f, false}, 1);
+}
+
+TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsLeftOut) {
+  const BbAddrMap map = two_functions();
+  const SymbolTable table = two_steps();
+  BranchProfile branches(&table);
+  run_both_steps(branches);
   const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
   EXPECT_EQ(p.clusters, "v1\n");
   EXPECT_EQ(p.stats.unnamed_functions, 2u);
@@ -146,11 +153,9 @@ std::string units_apart(uint64_t address) {
 
 TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsNamedWithItsModule) {
   const BbAddrMap map = two_functions();
-  const SymbolTable table =
-      symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
+  const SymbolTable table = two_steps();
   BranchProfile branches(&table);
-  branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);
-  branches.add_fall_through(FallThrough{0x2000, 0x200f, false}, 1);
+  run_both_steps(branches);
   const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr, units_apart);
   // Each under its own module (without the "./" LLVM leaves out too); the order names the
   // symbol once, and lld places both there.
@@ -168,10 +173,9 @@ TEST(PropellerProfile, ALocalNameTwoFunctionsShareIsNamedWithItsModule) {
 
 TEST(PropellerProfile, ALocalNameWhoseModulesDoNotTellItsFunctionsApartIsLeftOut) {
   const BbAddrMap map = two_functions();
-  const SymbolTable table =
-      symbols({function("step", 0x1000, 0x24, true), function("step", 0x2000, 0x10, true)});
+  const SymbolTable table = two_steps();
   BranchProfile branches(&table);
-  branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);
+  branches.add_fall_through(FallThrough{0x1000, 0x100c, false}, 1);  // only the first ran
   // The same file compiled twice; a unit without a name; a name the line cannot carry.
   for (const ModuleNameOf& module_of :
        {ModuleNameOf([](uint64_t) { return std::string("a.c"); }),
