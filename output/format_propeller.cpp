@@ -57,6 +57,8 @@ FormatResult render_propeller(const FormatInput& in) {
              {{"edges", measured ? "branch_stacks" : "ip_samples"},
               {"functions", s.functions},
               {"blocks", s.blocks},
+              {"functions_with_warm_part", s.warm_parts},
+              {"warm_blocks", s.warm_blocks},
               {"functions_with_cold_part", s.cold_parts},
               {"functions_unnamed", s.unnamed_functions},
               {"functions_named_by_module", s.module_named},

@@ -70,11 +70,36 @@ bool starts_block(const BbLocation& at, uint64_t address) {
   return at.block != nullptr && at.range->address + at.block->offset == address;
 }
 
+// The count at or above which a block that ran is hot: the smallest count of the most-run
+// blocks that together hold `share` of the bytes run (count times size) by every block of
+// `functions` that ran. 0 (every block hot) when the share is 1 or more.
+template <typename Functions>
+uint64_t hot_count_threshold(const Functions& functions, double share) {
+  if (!(share < 1.0)) return 0;
+  std::vector<std::pair<uint64_t, uint64_t>> run;  // count, size
+  long double total = 0;
+  for (const auto& f : functions)
+    for (const LayoutBlock& b : f.blocks)
+      if (b.count > 0) {
+        const uint64_t size = std::max<uint64_t>(b.size, 1);  // as the layout takes it
+        run.emplace_back(b.count, size);
+        total += static_cast<long double>(b.count) * static_cast<long double>(size);
+      }
+  std::sort(run.begin(), run.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  long double sum = 0;
+  for (const auto& [count, size] : run) {
+    sum += static_cast<long double>(count) * static_cast<long double>(size);
+    if (sum >= total * share) return count;
+  }
+  return 0;
+}
+
 }  // namespace
 
 PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbAddrMap& map,
                                         const SymbolTable& symbols, const IpProfile* ips,
-                                        const ModuleNameOf& module_of) {
+                                        const ModuleNameOf& module_of,
+                                        const PropellerOptions& options) {
   PropellerProfile out;
   PropellerStats& stats = out.stats;
   CountsOnMap counts(map);
@@ -153,10 +178,13 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
   struct Hot {
     uint32_t function;
     std::string name;
-    std::string module;           // for a name other functions have too
-    std::vector<uint32_t> order;  // block places, the cluster
+    std::string module;  // for a name other functions have too
+    std::vector<LayoutBlock> blocks;
+    std::vector<LayoutEdge> edges;
+    std::vector<uint32_t> order;  // block places: the hot cluster
+    std::vector<uint32_t> warm;   // block places: the warm cluster (may be empty)
     bool has_cold = false;
-    uint64_t bytes = 0, weight = 0;
+    uint64_t bytes = 0, weight = 0;  // of the hot cluster
   };
   std::vector<Hot> hot;
   std::vector<uint32_t> functions;
@@ -201,18 +229,53 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     std::vector<LayoutEdge> edges;
     edges.reserve(c.edges.size());
     for (const auto& [e, n] : c.edges) edges.push_back(LayoutEdge{e.first, e.second, n});
-    Hot h{function, symbol->raw_name, std::move(module), ext_tsp_order(blocks, edges)};
+    Hot& h = hot.emplace_back();
+    h.function = function;
+    h.name = symbol->raw_name;
+    h.module = std::move(module);
+    h.blocks = std::move(blocks);
+    h.edges = std::move(edges);
+  }
+
+  const uint64_t hot_count = hot_count_threshold(hot, options.hot_share);
+  for (Hot& h : hot) {
+    // The blocks of each cluster, each laid out by its own edges: the others' counts set to 0
+    // (their edges stay in the CFG, which the layout weighs).
+    auto layout = [&h](auto in_cluster) {
+      std::vector<LayoutBlock> blocks = h.blocks;
+      for (uint32_t b = 0; b < blocks.size(); ++b)
+        if (!in_cluster(b)) blocks[b].count = 0;
+      std::vector<LayoutEdge> edges = h.edges;
+      for (LayoutEdge& e : edges)
+        if (!in_cluster(e.from) || !in_cluster(e.to)) e.count = 0;
+      return ext_tsp_order(blocks, edges);
+    };
+    // Hot: the entry, the most-run blocks of the binary, and a block run in enough of the
+    // function's runs (its count against the entry's, which calls and jumps into it made).
+    const long double in_runs =
+        options.runs_share_kept_hot * static_cast<long double>(h.blocks[0].count);
+    auto is_hot = [&h, hot_count, in_runs](uint32_t b) {
+      return b == 0 || h.blocks[b].count >= hot_count ||
+             static_cast<long double>(h.blocks[b].count) >= in_runs;
+    };
+    h.order = layout(is_hot);
     // The entry block begins the first cluster (clang requires it), whatever its count.
     if (h.order.empty() || h.order.front() != 0) {
       std::erase(h.order, 0u);
       h.order.insert(h.order.begin(), 0);
     }
-    h.has_cold = h.order.size() < blocks.size();
-    for (const uint32_t b : h.order) {
-      h.bytes += blocks[b].size;
-      h.weight = saturating_add(h.weight, blocks[b].count);
+    const auto is_warm = [&h, &is_hot](uint32_t b) { return h.blocks[b].count > 0 && !is_hot(b); };
+    bool any_warm = false;
+    for (uint32_t b = 1; b < h.blocks.size() && !any_warm; ++b) any_warm = is_warm(b);
+    if (any_warm) {
+      for (const uint32_t b : layout(is_warm))
+        if (is_warm(b)) h.warm.push_back(b);
     }
-    hot.push_back(std::move(h));
+    h.has_cold = h.order.size() + h.warm.size() < h.blocks.size();
+    for (const uint32_t b : h.order) {
+      h.bytes += h.blocks[b].size;
+      h.weight = saturating_add(h.weight, h.blocks[b].count);
+    }
   }
 
   // The clusters, by block ID.
@@ -232,12 +295,20 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
     out.clusters += "f " + h.name + "\nc";
     for (const uint32_t b : h.order) out.clusters += " " + std::to_string(ids[b]);
     out.clusters += "\n";
+    if (!h.warm.empty()) {
+      out.clusters += "c";
+      for (const uint32_t b : h.warm) out.clusters += " " + std::to_string(ids[b]);
+      out.clusters += "\n";
+      ++stats.warm_parts;
+      stats.warm_blocks += h.warm.size();
+    }
     ++stats.functions;
-    stats.blocks += h.order.size();
+    stats.blocks += h.order.size() + h.warm.size();
     if (h.has_cold) ++stats.cold_parts;
   }
 
-  // The functions' order: hot parts by call chains, then the cold parts.
+  // The functions' order: hot parts by call chains, then the warm parts in the same order, then
+  // the cold parts.
   std::vector<OrderFunction> order_functions;
   for (const Hot& h : hot) order_functions.push_back(OrderFunction{h.bytes, h.weight});
   std::vector<CallEdge> call_edges;
@@ -260,10 +331,16 @@ PropellerProfile make_propeller_profile(const BranchProfile& branches, const BbA
   }
   for (uint32_t i = 0; i < hot.size(); ++i)  // weightless ones C3 may leave out
     if (!listed[i]) list(hot[i].name);
-  for (const uint32_t i : order)
-    if (hot[i].has_cold) list(hot[i].name + ".cold");
-  for (uint32_t i = 0; i < hot.size(); ++i)
-    if (!listed[i] && hot[i].has_cold) list(hot[i].name + ".cold");
+  // Each part after the hot ones in the order of their hot parts; clang names a function's
+  // second cluster NAME.__part.1 and its cold section NAME.cold.
+  auto list_parts = [&](const char* suffix, auto has_part) {
+    for (const uint32_t i : order)
+      if (has_part(hot[i])) list(hot[i].name + suffix);
+    for (uint32_t i = 0; i < hot.size(); ++i)
+      if (!listed[i] && has_part(hot[i])) list(hot[i].name + suffix);
+  };
+  list_parts(".__part.1", [](const Hot& h) { return !h.warm.empty(); });
+  list_parts(".cold", [](const Hot& h) { return h.has_cold; });
 
   if (ips != nullptr) {
     stats.samples = ips->total();

@@ -265,8 +265,10 @@ void print_binary(const BinaryReport& b, size_t top) {
       left_out =
           "; " + std::to_string(n) + " left out (no symbol, or a name that no module tells apart)";
     std::printf("  propeller: %" PRIu64 " functions clustered (%" PRIu64 " blocks, %" PRIu64
+                " of them warm; %" PRIu64 " functions with a warm part, %" PRIu64
                 " with a cold part%s), %.2f%% of the samples; edges from %s%s\n",
-                number(p, "functions"), number(p, "blocks"), number(p, "functions_with_cold_part"),
+                number(p, "functions"), number(p, "blocks"), number(p, "warm_blocks"),
+                number(p, "functions_with_warm_part"), number(p, "functions_with_cold_part"),
                 named.c_str(), 100.0 * share,
                 text(p, "edges") == "ip_samples" ? "the IP samples (inferred)" : "branch stacks",
                 left_out.c_str());

@@ -70,8 +70,20 @@ synth_build() {
         >>"$1/build.log" 2>&1 || return 1
     write_run "$1" 4000000
 }
+# synth_wide: synth with 160 functions, some 470 KB of code (the Propeller bench's second program
+# of a few hundred KB, beside sqlite3); not in PROGRAMS.
+synth_wide_runs=7
+synth_wide_what="synth_wide 4000000 (160 generated functions, called with Zipf shares)"
+synth_wide_stamp() { echo "$CC $CFLAGS $LDFLAGS $($CC --version | head -1)" "$(declare -f synth_source | cksum) 160"; }
+synth_wide_build() {
+    synth_source 160 >"$1/synth_wide.c" || return 1
+    (cd "$1" && $CC $CFLAGS -c synth_wide.c -o synth_wide.o && $CC $LDFLAGS -o synth_wide synth_wide.o) \
+        >>"$1/build.log" 2>&1 || return 1
+    write_run "$1" 4000000
+}
+# synth_source [FUNCTIONS]: the program's C source, with FUNCTIONS functions (default 80).
 synth_source() {
-    awk -v nfunc=80 -v ncold=5 '
+    awk -v nfunc="${1:-80}" -v ncold=5 '
     function r(n) { seed = (seed * 16807) % 2147483647; return seed % n }
     function cold(f,   c) {
         printf "  if (x == %dULL) {\n", 1000000007 + r(1000000)

@@ -4,14 +4,15 @@
 # miss the instruction cache as little as the same binary optimized by BOLT from the same branch
 # data? And what does writing the profile cost? Run by hand (not by ctest); needs clang-19,
 # ld.lld-19, llvm-bolt-19 and perf2bolt of LLVM 19, valgrind, tclsh, /usr/bin/time and the
-# branch_recorder test tool (built with the tests). About 30 minutes on a 2-core virtual machine,
+# branch_recorder test tool (built with the tests). About 40 minutes on a 2-core virtual machine,
 # most of it single-stepping the programs (some 30,000 instructions a second).
 #
 # Usage: propeller_bench.sh [-k] [PROFCOLLECT [BRANCH_RECORDER]]
 #   PROFCOLLECT        default: build/profcollect in the repository
 #   BRANCH_RECORDER    default: tests/branch_recorder beside PROFCOLLECT's build directory
 #   -k                 keep the work directory and print its path
-#   BENCH_PROGRAMS="P.."  programs of edge_inference_programs.sh (default: sqlite3 synth)
+#   BENCH_PROGRAMS="P.."  programs of edge_inference_programs.sh (default: sqlite3 synth
+#                      synth_wide)
 #   BENCH_WORK=DIR     work in DIR and keep it (builds are reused when their inputs are the same)
 #   BENCH_SAMPLES=N    samples of the recording the profile-writing cost is measured on
 #                      (default 100000)
@@ -20,8 +21,9 @@
 #
 # For each program (built as edge_inference_programs.sh builds it, with clang-19 -O2 -fno-pie
 # -ffunction-sections -fbasic-block-address-map, linked -no-pie by lld with --emit-relocs), on a
-# workload small enough to trace whole (sqlite3: smalltest's scripts but the three largest, 30M
-# instructions; synth: 40000 calls):
+# workload small enough to trace whole (sqlite3, 440 KB of code: smalltest's scripts but the three
+# largest, 30M instructions; synth, 190 KB, and synth_wide, 390 KB: 40000 calls, 5.5M
+# instructions):
 #   data       branch_recorder single-steps one run of the workload from `main` and writes its real
 #              taken branches as a branch-stack perf.data: a sample of the last 32 every 16 taken
 #              branches (what a machine with LBR records, at a higher rate)
@@ -65,7 +67,7 @@ other_i1=${BENCH_OTHER_I1-16384,4,64 65536,8,64}
 run_env="env -i PATH=/usr/bin:/bin LC_ALL=C"
 
 . "$here/edge_inference_programs.sh"
-programs=${BENCH_PROGRAMS:-$PROGRAMS}
+programs=${BENCH_PROGRAMS:-$PROGRAMS synth_wide}
 
 # The small workloads, written over the programs' own run.sh: `run.sh [PREFIX...] BINARY`.
 sqlite3_small() {
@@ -73,6 +75,7 @@ sqlite3_small() {
     write_run "$1" '-init sqlite3rc :memory: < commands.small'
 }
 synth_small() { write_run "$1" 40000; }
+synth_wide_small() { write_run "$1" 40000; }
 
 keep=0
 if [ "${1:-}" = "-k" ]; then
@@ -201,12 +204,14 @@ judge() {
     b=$(misses "$d" base)
     x=$(misses "$d" bolt)
     y=$(misses "$d" propeller)
-    local functions blocks
+    local functions clusters blocks
     functions=$(grep -c '^f ' "$d/profile/propeller_cc_profile.txt" || true)
+    clusters=$(grep -c '^c ' "$d/profile/propeller_cc_profile.txt" || true)
     blocks=$(grep '^c ' "$d/profile/propeller_cc_profile.txt" | wc -w)
-    blocks=$((blocks - functions))
-    results+=("$(printf '%-8s %12s %12s %7s%% %12s %7s%%   %s functions, %s blocks in clusters' \
-        "$p" "$b" "$x" "$(drop "$b" "$x")" "$y" "$(drop "$b" "$y")" "$functions" "$blocks")")
+    blocks=$((blocks - clusters))
+    results+=("$(printf '%-10s %12s %12s %7s%% %12s %7s%%   %s functions (%s with a warm part), %s blocks in clusters' \
+        "$p" "$b" "$x" "$(drop "$b" "$x")" "$y" "$(drop "$b" "$y")" "$functions" \
+        "$((clusters - functions))" "$blocks")")
     awk -v x="$x" -v y="$y" 'BEGIN { exit !(y <= x) }' || missed=1
     # The drops at every geometry, the target's first, and their means.
     local line="$p" g sum_b="$(drop "$b" "$x")" sum_p="$(drop "$b" "$y")" n=1
@@ -246,7 +251,7 @@ fi
 
 echo
 echo "Instruction-cache misses (cachegrind: I1 32 KiB 8-way, LL 1 MiB), one run of each workload"
-printf '%-8s %12s %12s %8s %12s %8s\n' program base bolt drop propeller drop
+printf '%-10s %12s %12s %8s %12s %8s\n' program base bolt drop propeller drop
 for r in "${results[@]}"; do echo "$r"; done
 if [ -n "$other_i1" ]; then
     echo "Drops (bolt/propeller, %) at each I1 geometry (size,ways,line), the target's first:"

@@ -7,8 +7,8 @@
 // - clang-19 compiles the program with -fbasic-block-sections=list= of our clusters without a
 //   warning and ld.lld-19 links it with our symbol order without one; the relinked program
 //   prints what the original prints; its own address map shows each clustered function's blocks
-//   laid out in our order, and its symbols show the hot functions in our order, each function's
-//   cold part after every hot one;
+//   laid out in our order, each cluster a range of its own, and its symbols show the hot parts in
+//   our order, then the warm parts (NAME.__part.1), then the cold parts;
 // - two files' static functions of one name each get their cluster under an `m` line naming
 //   their compile unit, and the relinked binary lays each out as its own cluster says (its file
 //   as llvm-symbolizer-19 names it);
@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "tests/integration/convert_judges.h"
 #include "tests/integration/fixture_set.h"
@@ -67,9 +68,10 @@ AddressMap read_address_map(const fs::path& binary) {
   return out;
 }
 
-// The cluster file: function -> its cluster (one `c` line each, as we write them).
-std::map<std::string, std::vector<uint32_t>> read_clusters(const std::string& text) {
-  std::map<std::string, std::vector<uint32_t>> out;
+// The cluster file: function -> its clusters (`c` lines: the hot one, then a warm one or none).
+using Clusters = std::map<std::string, std::vector<std::vector<uint32_t>>>;
+Clusters read_clusters(const std::string& text) {
+  Clusters out;
   const std::vector<std::string> lines = split_lines(text);
   EXPECT_FALSE(lines.empty());
   if (lines.empty()) return out;
@@ -83,9 +85,11 @@ std::map<std::string, std::vector<uint32_t>> read_clusters(const std::string& te
       out[function];
     } else if (line.starts_with("c ")) {
       EXPECT_FALSE(function.empty()) << line;
-      EXPECT_TRUE(out[function].empty()) << function << ": a second cluster";
+      EXPECT_LT(out[function].size(), 2u) << function << ": a third cluster";
+      std::vector<uint32_t>& cluster = out[function].emplace_back();
       std::istringstream ids(line.substr(2));
-      for (uint32_t b; ids >> b;) out[function].push_back(b);
+      for (uint32_t b; ids >> b;) cluster.push_back(b);
+      EXPECT_FALSE(cluster.empty()) << line;
     } else {
       ADD_FAILURE() << "line " << i + 1 << ": " << line;
     }
@@ -95,23 +99,41 @@ std::map<std::string, std::vector<uint32_t>> read_clusters(const std::string& te
 
 // The clusters name the binary's address map's functions and their blocks, each once, the entry
 // first.
-void expect_clusters_of(const std::map<std::string, std::vector<uint32_t>>& clusters,
-                        const fs::path& binary) {
+void expect_clusters_of(const Clusters& clusters, const fs::path& binary) {
   const AddressMap map = read_address_map(binary);
   ASSERT_FALSE(map.empty());
-  for (const auto& [function, cluster] : clusters) {
+  for (const auto& [function, parts] : clusters) {
     SCOPED_TRACE(function);
     ASSERT_TRUE(map.count(function)) << "not a function of the address map";
     const std::vector<std::vector<uint32_t>>& ranges = map.at(function);
     std::set<uint32_t> ids;
     for (const auto& r : ranges) ids.insert(r.begin(), r.end());
-    ASSERT_FALSE(cluster.empty());
-    EXPECT_EQ(cluster.front(), ranges.front().front()) << "the entry block begins the cluster";
+    ASSERT_FALSE(parts.empty());
+    ASSERT_FALSE(parts.front().empty());
+    EXPECT_EQ(parts.front().front(), ranges.front().front())
+        << "the entry block begins the first cluster";
     std::set<uint32_t> seen;
-    for (const uint32_t b : cluster) {
-      EXPECT_TRUE(ids.count(b)) << "block " << b << " is not the function's";
-      EXPECT_TRUE(seen.insert(b).second) << "block " << b << " listed twice";
+    for (const auto& cluster : parts) {
+      for (const uint32_t b : cluster) {
+        EXPECT_TRUE(ids.count(b)) << "block " << b << " is not the function's";
+        EXPECT_TRUE(seen.insert(b).second) << "block " << b << " listed twice";
+      }
     }
+  }
+}
+
+// The relinked binary's own map: each cluster is one range of its function, in our order, the
+// first cluster the function's first range (the blocks left out lie in another: the cold part).
+void expect_laid_out_as_clustered(const Clusters& clusters, const fs::path& relinked) {
+  const AddressMap after = read_address_map(relinked);
+  for (const auto& [function, parts] : clusters) {
+    SCOPED_TRACE(function);
+    ASSERT_TRUE(after.count(function));
+    const std::vector<std::vector<uint32_t>>& ranges = after.at(function);
+    EXPECT_EQ(ranges.front(), parts.front());
+    for (size_t i = 1; i < parts.size(); ++i)
+      EXPECT_NE(std::find(ranges.begin() + 1, ranges.end(), parts[i]), ranges.end())
+          << "cluster " << i << " is not a range of the relinked function";
   }
 }
 
@@ -157,7 +179,7 @@ class Propeller : public ::testing::Test {
     return out;
   }
 
-  void expect_clusters_of_the_map(const std::map<std::string, std::vector<uint32_t>>& clusters) {
+  void expect_clusters_of_the_map(const Clusters& clusters) {
     expect_clusters_of(clusters, fixture("interp_bbmap"));
   }
 
@@ -192,16 +214,12 @@ TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
   EXPECT_EQ(relaid.exit_code, 0);
   EXPECT_EQ(relaid.out, original.out);
 
-  // The relinked binary's own map: each clustered function's first range holds its cluster, in
-  // our order; the blocks left out lie in another range (the cold part).
-  const AddressMap after = read_address_map(relinked);
-  for (const auto& [function, cluster] : clusters) {
-    SCOPED_TRACE(function);
-    ASSERT_TRUE(after.count(function));
-    EXPECT_EQ(after.at(function).front(), cluster);
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_laid_out_as_clustered(clusters, relinked));
+  // The recording's rarely run blocks make warm clusters (the unit tests say which).
+  EXPECT_GT(meta["propeller"]["functions_with_warm_part"].get<uint64_t>(), 0u) << meta.dump(2);
 
-  // The symbol order: hot parts in our order, then the cold parts, as the linker placed them.
+  // The symbol order: hot parts in our order, then the warm and the cold parts, as the linker
+  // placed them.
   const std::vector<std::string> order = split_lines(ld);
   ASSERT_FALSE(order.empty());
   const std::vector<std::string> nm_argv = {"llvm-nm-19", "-n", "--defined-only",
@@ -223,8 +241,9 @@ TEST_F(Propeller, ClangAndLldTakeTheProfileAndLayOutWhatItSays) {
     }
     previous = placed.at(symbol);
     first = false;
-    const std::string function =
-        symbol.ends_with(".cold") ? symbol.substr(0, symbol.size() - 5) : symbol;
+    std::string function = symbol;
+    for (const std::string suffix : {".cold", ".__part.1"})
+      if (function.ends_with(suffix)) function.resize(function.size() - suffix.size());
     EXPECT_TRUE(clusters.count(function)) << "not a clustered function";
   }
 }
@@ -268,20 +287,25 @@ TEST_F(Propeller, StaticFunctionsOfOneNameAreToldApartByTheirCompileUnits) {
   const std::string cc = read_file(out / "propeller_cc_profile.txt");
   const std::string ld = read_file(out / "propeller_ld_profile.txt");
 
-  // Both `walk`s ran: each has its cluster under the module its unit is named by.
-  std::map<std::string, std::vector<uint32_t>> walks;  // module -> cluster
-  std::string module, function;
+  // Both `walk`s ran: each has its clusters under the module its unit is named by; the first,
+  // its hot one, is what the relinked function's first range holds.
+  std::map<std::string, std::vector<uint32_t>> walks;  // module -> hot cluster
+  std::string module, function_module, function;
+  bool first_cluster = false;
   for (const std::string& line : split_lines(cc)) {
     if (line.starts_with("m ")) {
       module = line.substr(2);
     } else if (line.starts_with("f ")) {
       function = line.substr(2);
-    } else if (line.starts_with("c ") && function == "walk") {
+      function_module = std::exchange(module, {});
+      first_cluster = true;
+    } else if (line.starts_with("c ") && function == "walk" && first_cluster) {
+      EXPECT_FALSE(walks.count(function_module)) << cc;
       std::istringstream ids(line.substr(2));
-      for (uint32_t b; ids >> b;) walks[module].push_back(b);
-      module.clear();
+      for (uint32_t b; ids >> b;) walks[function_module].push_back(b);
+      first_cluster = false;
     } else if (line.starts_with("c ")) {
-      module.clear();
+      first_cluster = false;
     }
   }
   ASSERT_EQ(walks.size(), 2u) << cc;
@@ -371,11 +395,15 @@ TEST_F(Propeller, LiveCollectionWritesItAndMergeMakesItAgain) {
     // `report` says what the profile covers, as meta.json has it.
     const ProfcollectRun report = run_profcollect({"report", out.string()});
     ASSERT_EQ(report.run.exit_code, 0) << report.describe();
-    EXPECT_NE(report.run.out.find(
-                  "  propeller: " + std::to_string(meta["propeller"]["functions"].get<uint64_t>()) +
-                  " functions clustered (" +
-                  std::to_string(meta["propeller"]["blocks"].get<uint64_t>()) + " blocks, "),
-              std::string::npos)
+    EXPECT_NE(
+        report.run.out.find(
+            "  propeller: " + std::to_string(meta["propeller"]["functions"].get<uint64_t>()) +
+            " functions clustered (" + std::to_string(meta["propeller"]["blocks"].get<uint64_t>()) +
+            " blocks, " + std::to_string(meta["propeller"]["warm_blocks"].get<uint64_t>()) +
+            " of them warm; " +
+            std::to_string(meta["propeller"]["functions_with_warm_part"].get<uint64_t>()) +
+            " functions with a warm part, "),
+        std::string::npos)
         << report.run.out;
     EXPECT_NE(report.run.out.find("edges from the IP samples (inferred)"), std::string::npos)
         << report.run.out;
@@ -495,12 +523,7 @@ TEST(PropellerKernel, StandInVmlinuxGetsThePrefixedFilesThatClangAndLldTake) {
   const CommandResult linked = run_command(link);
   ASSERT_EQ(linked.exit_code, 0) << linked.describe(link);
   EXPECT_EQ(linked.out + linked.err, "") << "ld.lld said something of the order";
-  const AddressMap after = read_address_map(relinked);
-  for (const auto& [function, cluster] : clusters) {
-    SCOPED_TRACE(function);
-    ASSERT_TRUE(after.count(function));
-    EXPECT_EQ(after.at(function).front(), cluster);
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_laid_out_as_clustered(clusters, relinked));
   EXPECT_FALSE(split_lines(ld).empty());
 }
 

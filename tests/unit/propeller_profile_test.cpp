@@ -1,8 +1,13 @@
 // make_propeller_profile on hand-encoded address maps, with counts worked out by hand: branches
 // and ranges laid on blocks, clusters by block ID with the entry first and cold blocks left out,
-// calls ordering callees after callers, cold parts last, unmapped branches and ranges counted,
-// names two functions share told apart by their modules or left out.
+// rarely run blocks in a warm cluster (the binary's share and the 1-in-10 rule deciding), each
+// cluster laid out by its own edges, calls ordering callees after callers, warm parts after the
+// hot ones and cold parts last, unmapped branches and ranges counted, names two functions share
+// told apart by their modules or left out.
 #include <gtest/gtest.h>
+
+#include <array>
+#include <utility>
 
 #include "mapper/symbol_table.h"
 #include "output/propeller_profile.h"
@@ -40,9 +45,52 @@ FunctionSymbol function(const char* name, uint64_t addr, uint64_t size, bool loc
   return f;
 }
 
+// The symbols of two_functions().
+SymbolTable f_and_g() {
+  return symbols({function("f", 0x1000, 0x24), function("g", 0x2000, 0x10)});
+}
+
+// A map with its symbols, the branches a test lays on them, and their profile.
+struct Laid {
+  Laid(BbAddrMap m, SymbolTable t) : map(std::move(m)), table(std::move(t)) {}
+  Laid(const Laid&) = delete;  // `branches` points at `table`
+  Laid& operator=(const Laid&) = delete;
+  BbAddrMap map;
+  SymbolTable table;
+  BranchProfile branches{&table};
+  PropellerProfile profile(const PropellerOptions& options = {}) const {
+    return make_propeller_profile(branches, map, table, nullptr, {}, options);
+  }
+  // `count` times: straight from `from` to the branch at `branch`, taken to `to`.
+  void run(uint64_t from, uint64_t branch, uint64_t to, uint64_t count) {
+    through(from, branch, count);
+    branches.add_branch(TakenBranch{branch, to, false, false}, count, 0);
+  }
+  // `count` times: straight from `from` to `last`.
+  void through(uint64_t from, uint64_t last, uint64_t count) {
+    branches.add_fall_through(FallThrough{from, last, false}, count);
+  }
+};
+struct FAndG : Laid {
+  FAndG() : Laid(two_functions(), f_and_g()) {}
+};
+
+// NAME at ADDRESS: four blocks, IDs 0 to 3 in address order, of the sizes and flags given.
+Laid four_blocks(const char* name, uint64_t address, std::array<uint32_t, 4> sizes,
+                 std::array<uint32_t, 4> flags) {
+  Encoder e;
+  e.header(2, 0).address(address).uleb(4);
+  uint64_t size = 0;
+  for (uint32_t i = 0; i < 4; ++i) {
+    e.block(i, 0, sizes[i], flags[i]);
+    size += sizes[i];
+  }
+  return Laid(BbAddrMap::decode(e.bytes, {}, "test"), symbols({function(name, address, size)}));
+}
+
 TEST(PropellerProfile, HotBlocksClusterByTheirEdgesAndCalleesFollowCallers) {
   const BbAddrMap map = two_functions();
-  const SymbolTable table = symbols({function("f", 0x1000, 0x24), function("g", 0x2000, 0x10)});
+  const SymbolTable table = f_and_g();
   BranchProfile branches(&table);
   // 90 times: the entry block jumps to the returning block; 10 times it falls into block 1,
   // which jumps there too. Every time it calls g, which returns into the middle of block 0.
@@ -75,13 +123,11 @@ TEST(PropellerProfile, HotBlocksClusterByTheirEdgesAndCalleesFollowCallers) {
 }
 
 TEST(PropellerProfile, RangesAcrossFunctionsAndUnknownAddressesAreCountedUnmapped) {
-  const BbAddrMap map = two_functions();
-  const SymbolTable table = symbols({function("f", 0x1000, 0x24), function("g", 0x2000, 0x10)});
-  BranchProfile branches(&table);
-  branches.add_fall_through(FallThrough{0x1010, 0x2004, false}, 7);  // runs out of f into g
-  branches.add_fall_through(FallThrough{0x1014, 0x1004, false}, 3);  // backwards: no such run
-  branches.add_branch(TakenBranch{0x9000, 0x9010, false, false}, 5, 0);
-  const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
+  FAndG t;
+  t.branches.add_fall_through(FallThrough{0x1010, 0x2004, false}, 7);  // runs out of f into g
+  t.branches.add_fall_through(FallThrough{0x1014, 0x1004, false}, 3);  // backwards: no such run
+  t.branches.add_branch(TakenBranch{0x9000, 0x9010, false, false}, 5, 0);
+  const PropellerProfile p = t.profile();
   EXPECT_EQ(p.clusters, "v1\n");
   EXPECT_EQ(p.symbol_order, "");
   EXPECT_EQ(p.stats.ranges_unmapped, 10u);
@@ -90,13 +136,11 @@ TEST(PropellerProfile, RangesAcrossFunctionsAndUnknownAddressesAreCountedUnmappe
 }
 
 TEST(PropellerProfile, TheEntryBeginsTheClusterEvenWhenOnlyALaterBlockWasSeen) {
-  const BbAddrMap map = two_functions();
-  const SymbolTable table = symbols({function("f", 0x1000, 0x24), function("g", 0x2000, 0x10)});
-  BranchProfile branches(&table);
+  FAndG t;
   // A stack that begins inside f's block 1: only it and the jump out of it are seen.
-  branches.add_fall_through(FallThrough{0x1012, 0x1014, true}, 4);
-  branches.add_branch(TakenBranch{0x1014, 0x1020, false, false}, 4, 0);
-  const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
+  t.branches.add_fall_through(FallThrough{0x1012, 0x1014, true}, 4);
+  t.branches.add_branch(TakenBranch{0x1014, 0x1020, false, false}, 4, 0);
+  const PropellerProfile p = t.profile();
   EXPECT_EQ(p.clusters, "v1\nf f\nc 0 3 2\n");
 }
 
@@ -104,25 +148,101 @@ TEST(PropellerProfile, ALoopLatchThatOnlyJumpsBackIsLaidBeforeItsHeader) {
   // h at 0x3000: entry [0x0, 0x8) falls into the header [0x8, 0x10), which leaves the loop by a
   // branch at 0xe to the exit [0x18, 0x1c) or falls into the latch [0x10, 0x18), which jumps
   // back (at 0x16; it cannot fall through). Ten calls of a hundred rounds each.
-  Encoder e;
-  e.header(2, 0).address(0x3000).uleb(4);
-  e.block(0, 0, 8, kFallThrough).block(1, 0, 8, kFallThrough).block(2, 0, 8, 0);
-  e.block(3, 0, 4, kReturn);
-  const BbAddrMap map = BbAddrMap::decode(e.bytes, {}, "test");
-  const SymbolTable table = symbols({function("h", 0x3000, 0x1c)});
-  BranchProfile branches(&table);
-  branches.add_fall_through(FallThrough{0x3000, 0x3016, false}, 10);
-  branches.add_branch(TakenBranch{0x3016, 0x3008, false, false}, 1000, 0);
-  branches.add_fall_through(FallThrough{0x3008, 0x3016, false}, 990);
-  branches.add_fall_through(FallThrough{0x3008, 0x300e, false}, 10);
-  branches.add_branch(TakenBranch{0x300e, 0x3018, false, false}, 10, 0);
-  branches.add_fall_through(FallThrough{0x3018, 0x301b, false}, 10);
+  Laid t = four_blocks("h", 0x3000, {8, 8, 8, 4}, {kFallThrough, kFallThrough, 0, kReturn});
+  t.branches.add_fall_through(FallThrough{0x3000, 0x3016, false}, 10);
+  t.branches.add_branch(TakenBranch{0x3016, 0x3008, false, false}, 1000, 0);
+  t.branches.add_fall_through(FallThrough{0x3008, 0x3016, false}, 990);
+  t.branches.add_fall_through(FallThrough{0x3008, 0x300e, false}, 10);
+  t.branches.add_branch(TakenBranch{0x300e, 0x3018, false, false}, 10, 0);
+  t.branches.add_fall_through(FallThrough{0x3018, 0x301b, false}, 10);
 
-  const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
+  const PropellerProfile p = t.profile();
   // Header then latch, or latch then header, makes one of the loop's 1000-count edges a
   // fall-through either way; only the latch's removes a jump (LLVM's 1.05 against 1.0), and
   // then the exit falls out of the header.
   EXPECT_EQ(p.clusters, "v1\nf h\nc 0 2 1 3\n");
+}
+
+// f's entry jumps to its returning block 1005 times and calls g each time; 5 of those times it
+// first falls into block 1 (ID 3), which jumps to the returning block too. Bytes run: f's entry
+// 1005 x 16, its returning block 1005 x 4, g 1005 x 16 (together 36,180, 99.9% of them), block
+// 1 5 x 8 (40).
+// The profile's two files.
+void expect_files(const PropellerProfile& p, const std::string& clusters,
+                  const std::string& symbol_order) {
+  EXPECT_EQ(p.clusters, clusters);
+  EXPECT_EQ(p.symbol_order, symbol_order);
+}
+
+std::array<uint64_t, 5> parts_of(const PropellerStats& s) {
+  return {s.functions, s.blocks, s.warm_parts, s.warm_blocks, s.cold_parts};
+}
+
+void rarely_through_block_1(Laid& t) {
+  t.run(0x1000, 0x100c, 0x1020, 1000);
+  t.run(0x1000, 0x1014, 0x1020, 5);
+  t.branches.add_branch(TakenBranch{0x1005, 0x2000, false, false}, 1005, 0);
+  t.through(0x2000, 0x200f, 1005);
+}
+
+TEST(PropellerProfile, ARarelyRunBlockGoesToAWarmClusterOrderedAfterEveryHotPart) {
+  FAndG t;
+  rarely_through_block_1(t);
+  const PropellerProfile p = t.profile();
+  // The blocks run 1005 times hold 99.9% of the bytes run: hot. Block 1 (ID 3) ran but is not
+  // among them: warm, in f's second cluster, which clang names f.__part.1; block 2 (ID 1) never
+  // ran: cold.
+  expect_files(p, "v1\nf f\nc 0 2\nc 3\nf g\nc 0\n", "f\ng\nf.__part.1\nf.cold\n");
+  // Functions, blocks, warm parts, warm blocks, cold parts.
+  EXPECT_EQ(parts_of(p.stats), (std::array<uint64_t, 5>{2, 4, 1, 1, 1}));
+}
+
+TEST(PropellerProfile, TheHotShareSaysWhichBlocksAreHot) {
+  FAndG t;
+  rarely_through_block_1(t);
+  // 99.95% of the bytes run need block 1 too (36,180 of 36,220 is 99.89%): every block that ran
+  // is hot, as with a share of 1.
+  for (const double share : {0.9995, 1.0}) {
+    SCOPED_TRACE(share);
+    const PropellerProfile p = t.profile(PropellerOptions{.hot_share = share});
+    expect_files(p, "v1\nf f\nc 0 2 3\nf g\nc 0\n", "f\ng\nf.cold\n");
+    EXPECT_EQ(p.stats.warm_parts, 0u);
+  }
+  // Half the bytes run: g's block (16,080) and f's entry (16,080) are needed, and f's returning
+  // block, run as often, is hot with them.
+  const PropellerProfile half = t.profile(PropellerOptions{.hot_share = 0.5});
+  EXPECT_EQ(half.clusters, "v1\nf f\nc 0 2\nc 3\nf g\nc 0\n");
+}
+
+TEST(PropellerProfile, ABlockRunInOneInTenOfItsFunctionsRunsStaysHot) {
+  FAndG t;
+  // f runs 100 times: 80 straight to its returning block, 20 through block 1 (ID 3). g runs
+  // 100,000 times: its 1,600,000 bytes run are 99.9% of the binary's, the share alone.
+  t.run(0x1000, 0x100c, 0x1020, 80);
+  t.run(0x1000, 0x1014, 0x1020, 20);
+  t.through(0x2000, 0x200f, 100000);
+  // Block 1 ran in 20% of f's runs, its returning block (ID 2) in all: both hot.
+  const PropellerProfile p = t.profile();
+  expect_files(p, "v1\nf f\nc 0 2 3\nf g\nc 0\n", "g\nf\nf.cold\n");
+  EXPECT_EQ(p.stats.warm_parts, 0u);
+  // Kept hot from one run in four: block 1 is warm.
+  const PropellerProfile quarter = t.profile(PropellerOptions{.runs_share_kept_hot = 0.25});
+  expect_files(quarter, "v1\nf f\nc 0 2\nc 3\nf g\nc 0\n", "g\nf\nf.__part.1\nf.cold\n");
+}
+
+TEST(PropellerProfile, WarmBlocksKeepTheirFallThroughsWithinTheirCluster) {
+  // k at 0x4000: the entry [0x0, 0x8) branches at 0x6 to the returning block [0x18, 0x20), or
+  // falls into A [0x8, 0x10), which falls into B [0x10, 0x18), which jumps at 0x16 to the
+  // returning block. 1000 runs; 4 of them through A and B.
+  Laid t = four_blocks("k", 0x4000, {8, 8, 8, 8}, {kFallThrough, kFallThrough, 0, kReturn});
+  t.run(0x4000, 0x4006, 0x4018, 996);
+  t.run(0x4000, 0x4016, 0x4018, 4);
+  t.through(0x4018, 0x401f, 1000);
+  const PropellerProfile p = t.profile();
+  // Hot: the entry and the returning block (16,000 of 16,064 bytes run), the entry's 996 jumps
+  // made a fall-through. Warm: A then B, A's 4 fall-throughs into B kept.
+  expect_files(p, "v1\nf k\nc 0 3\nc 1 2\n", "k\nk.__part.1\n");
+  EXPECT_EQ(p.stats.cold_parts, 0u);
 }
 
 // two_functions() as two local functions named `step`, and a run through each.
