@@ -6,8 +6,15 @@
 // told apart by their modules or left out.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "mapper/symbol_table.h"
 #include "output/propeller_profile.h"
@@ -243,6 +250,110 @@ TEST(PropellerProfile, WarmBlocksKeepTheirFallThroughsWithinTheirCluster) {
   // made a fall-through. Warm: A then B, A's 4 fall-throughs into B kept.
   expect_files(p, "v1\nf k\nc 0 3\nc 1 2\n", "k\nk.__part.1\n");
   EXPECT_EQ(p.stats.cold_parts, 0u);
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Random maps (1 to 6 functions of 1 to 12 blocks of 1 to 32 bytes, IDs shuffled) and random
+// runs along consecutive blocks of a function, counts from 1 to 100,000: whatever the counts,
+// each function that ran has one or two clusters holding every block that ran (and its entry,
+// first) once; the order lists NAME.__part.1 exactly for those with two, NAME.cold exactly for
+// those with a block that did not run, and every hot part before any warm part before any cold
+// part.
+TEST(PropellerProfile, PropertyEveryBlockThatRanIsInOneClusterAndThePartsComeInOrder) {
+  std::mt19937_64 rng(20261207);
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    struct Function {
+      std::string name;
+      std::vector<uint32_t> ids;
+      std::vector<uint64_t> starts, sizes;
+      std::set<uint32_t> ran;  // IDs
+    };
+    std::vector<Function> functions(1 + rng() % 6);
+    Encoder e;
+    std::vector<FunctionSymbol> symbol_list;
+    uint64_t address = 0x10000;
+    for (size_t f = 0; f < functions.size(); ++f) {
+      Function& fn = functions[f];
+      fn.name = "f" + std::to_string(f);
+      const uint32_t n = 1 + rng() % 12;
+      for (uint32_t i = 0; i < n; ++i) fn.ids.push_back(i);
+      std::shuffle(fn.ids.begin() + 1, fn.ids.end(), rng);
+      e.header(2, 0).address(address).uleb(n);
+      uint64_t offset = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t size = 1 + rng() % 32;
+        e.block(fn.ids[i], 0, static_cast<uint32_t>(size), i + 1 < n ? kFallThrough : kReturn);
+        fn.starts.push_back(address + offset);
+        fn.sizes.push_back(size);
+        offset += size;
+      }
+      symbol_list.push_back(function(fn.name.c_str(), address, offset));
+      address += offset + 16;
+    }
+    const BbAddrMap map = BbAddrMap::decode(e.bytes, {}, "test");
+    const SymbolTable table = symbols(symbol_list);
+    BranchProfile branches(&table);
+    for (uint64_t runs = rng() % 20; runs > 0; --runs) {
+      Function& fn = functions[rng() % functions.size()];
+      uint32_t first = rng() % fn.ids.size(), last = rng() % fn.ids.size();
+      if (first > last) std::swap(first, last);
+      const uint64_t count = rng() % 2 ? 1 + rng() % 10 : 1 + rng() % 100000;
+      branches.add_fall_through(
+          FallThrough{fn.starts[first], fn.starts[last] + fn.sizes[last] - 1, false}, count);
+      for (uint32_t b = first; b <= last; ++b) fn.ran.insert(fn.ids[b]);
+    }
+    const PropellerProfile p = make_propeller_profile(branches, map, table, nullptr);
+
+    std::map<std::string, std::vector<std::vector<uint32_t>>> clusters;
+    std::string name;
+    for (const std::string& line : lines_of(p.clusters)) {
+      if (line.starts_with("f ")) {
+        name = line.substr(2);
+      } else if (line.starts_with("c ")) {
+        std::istringstream ids(line.substr(2));
+        std::vector<uint32_t>& c = clusters[name].emplace_back();
+        for (uint32_t id; ids >> id;) c.push_back(id);
+      }
+    }
+    std::map<std::string, int> rank;  // symbol -> 0 hot, 1 warm, 2 cold
+    int last_rank = 0;
+    for (const std::string& symbol : lines_of(p.symbol_order)) {
+      const int r = symbol.ends_with(".cold") ? 2 : symbol.ends_with(".__part.1") ? 1 : 0;
+      EXPECT_GE(r, last_rank) << symbol << " after a later kind of part";
+      last_rank = r;
+      EXPECT_TRUE(rank.emplace(symbol, r).second) << symbol << " listed twice";
+    }
+    for (const Function& fn : functions) {
+      SCOPED_TRACE(fn.name);
+      if (fn.ran.empty()) {
+        EXPECT_EQ(clusters.count(fn.name), 0u);
+        EXPECT_EQ(rank.count(fn.name), 0u);
+        continue;
+      }
+      ASSERT_EQ(clusters.count(fn.name), 1u) << p.clusters;
+      const auto& parts = clusters.at(fn.name);
+      ASSERT_TRUE(parts.size() == 1 || parts.size() == 2) << p.clusters;
+      ASSERT_FALSE(parts.front().empty());
+      EXPECT_EQ(parts.front().front(), fn.ids.front()) << "the entry begins the first cluster";
+      std::set<uint32_t> listed, expected = fn.ran;
+      expected.insert(fn.ids.front());
+      for (const auto& c : parts) {
+        EXPECT_FALSE(c.empty());
+        for (const uint32_t id : c) EXPECT_TRUE(listed.insert(id).second) << id << " twice";
+      }
+      EXPECT_EQ(listed, expected);
+      EXPECT_EQ(rank.count(fn.name), 1u);
+      EXPECT_EQ(rank.count(fn.name + ".__part.1"), parts.size() == 2 ? 1u : 0u);
+      EXPECT_EQ(rank.count(fn.name + ".cold"), listed.size() < fn.ids.size() ? 1u : 0u);
+    }
+  }
 }
 
 // two_functions() as two local functions named `step`, and a run through each.
