@@ -73,6 +73,13 @@ struct Laid {
     through(from, branch, count);
     branches.add_branch(TakenBranch{branch, to, false, false}, count, 0);
   }
+  // From the entry at `from` to `to` two ways: `straight` times by the branch at `early`,
+  // `around` times on through the blocks up to the branch at `late`.
+  void two_ways(uint64_t from, uint64_t early, uint64_t late, uint64_t to, uint64_t straight,
+                uint64_t around) {
+    run(from, early, to, straight);
+    run(from, late, to, around);
+  }
   // `count` times: straight from `from` to `last`.
   void through(uint64_t from, uint64_t last, uint64_t count) {
     branches.add_fall_through(FallThrough{from, last, false}, count);
@@ -186,8 +193,7 @@ std::array<uint64_t, 5> parts_of(const PropellerStats& s) {
 }
 
 void rarely_through_block_1(Laid& t) {
-  t.run(0x1000, 0x100c, 0x1020, 1000);
-  t.run(0x1000, 0x1014, 0x1020, 5);
+  t.two_ways(0x1000, 0x100c, 0x1014, 0x1020, 1000, 5);
   t.branches.add_branch(TakenBranch{0x1005, 0x2000, false, false}, 1005, 0);
   t.through(0x2000, 0x200f, 1005);
 }
@@ -225,8 +231,7 @@ TEST(PropellerProfile, ABlockRunInOneInTenOfItsFunctionsRunsStaysHot) {
   FAndG t;
   // f runs 100 times: 80 straight to its returning block, 20 through block 1 (ID 3). g runs
   // 100,000 times: its 1,600,000 bytes run are 99.9% of the binary's, the share alone.
-  t.run(0x1000, 0x100c, 0x1020, 80);
-  t.run(0x1000, 0x1014, 0x1020, 20);
+  t.two_ways(0x1000, 0x100c, 0x1014, 0x1020, 80, 20);
   t.through(0x2000, 0x200f, 100000);
   // Block 1 ran in 20% of f's runs, its returning block (ID 2) in all: both hot.
   const PropellerProfile p = t.profile();
@@ -242,8 +247,7 @@ TEST(PropellerProfile, WarmBlocksKeepTheirFallThroughsWithinTheirCluster) {
   // falls into A [0x8, 0x10), which falls into B [0x10, 0x18), which jumps at 0x16 to the
   // returning block. 1000 runs; 4 of them through A and B.
   Laid t = four_blocks("k", 0x4000, {8, 8, 8, 8}, {kFallThrough, kFallThrough, 0, kReturn});
-  t.run(0x4000, 0x4006, 0x4018, 996);
-  t.run(0x4000, 0x4016, 0x4018, 4);
+  t.two_ways(0x4000, 0x4006, 0x4016, 0x4018, 996, 4);
   t.through(0x4018, 0x401f, 1000);
   const PropellerProfile p = t.profile();
   // Hot: the entry and the returning block (16,000 of 16,064 bytes run), the entry's 996 jumps
