@@ -34,6 +34,7 @@ struct Decoded {
   TablePart part = TablePart::None;
   uint16_t reg = 0, base = 0;  // capstone x86_reg values
   uint64_t value = 0;          // the table's address, for LeaRip, LoadAbs64, JumpAbs64
+  bool epilogue = false;       // a pop or a leave (x86-64): what BOLT takes for a function's exit
 };
 
 // A jump table found in the code: its address, entry size and the jump that uses it.
@@ -244,6 +245,8 @@ struct BoltBlockMap::Impl {
       } else {
         d.flow = classify(handle, *insn, d.target, d.call_target);
         classify_table_part(*insn, d);
+        d.epilogue = insn->id == X86_INS_POP || insn->id == X86_INS_POPF ||
+                     insn->id == X86_INS_POPFQ || insn->id == X86_INS_LEAVE;
       }
       // Returns are known even in a function that turns out not simple: BOLT ignores branches
       // from a return wherever it can decode one.
@@ -319,7 +322,23 @@ struct BoltBlockMap::Impl {
     }
     add_edges(result, function.addr, end);
     result.simple = true;
+    result.unknown_jump_outside_epilogue = !arm64 && has_unknown_jump_outside_epilogue(result);
     return result;
+  }
+
+  // Whether an indirect jump without a table lies in a block that neither pops a register nor
+  // leaves the frame, in a function of more than one block (see the header).
+  bool has_unknown_jump_outside_epilogue(const BoltFunctionBlocks& f) const {
+    if (f.blocks.size() <= 1) return false;
+    for (size_t b = 0; b < f.blocks.size(); ++b) {
+      if (!f.blocks[b].unknown_successors) continue;
+      const size_t last =
+          b + 1 < f.blocks.size() ? first_instruction[b + 1] - 1 : decoded.size() - 1;
+      bool epilogue = false;
+      for (size_t i = first_instruction[b]; i <= last; ++i) epilogue |= decoded[i].epilogue;
+      if (!epilogue) return true;
+    }
+    return false;
   }
 
   // Reads the tables of the function's indirect jumps into table_targets: entries while they are

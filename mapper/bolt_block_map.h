@@ -67,6 +67,13 @@ struct BoltCall {
 
 struct BoltFunctionBlocks {
   bool simple = false;
+  // x86-64: an indirect jump whose targets no table gives lies in a block that neither pops a
+  // register nor leaves the frame, in a function of more than one block (crtstuff's non-PIC
+  // register_tm_clones: `mov $0, %eax; ...; jmp *%rax`). llvm-bolt, optimizing a binary with
+  // relocations, takes such a jump for one that may go anywhere in the function and builds no
+  // CFG of it (a fall-through range in it is a trace it counts as mismatching); perf2bolt,
+  // aggregating, does build one, so the function stays simple.
+  bool unknown_jump_outside_epilogue = false;
   std::vector<BoltBlock> blocks;         // by offset
   std::vector<uint64_t> return_offsets;  // sorted offsets of return instructions
   std::vector<BoltEdge> edges;           // by source block, then as the code has them

@@ -88,7 +88,9 @@ InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions
     }
     ++stats.functions;
     const BoltFunctionBlocks& code = blocks.blocks(*run.function);
-    if (!code.simple || code.blocks.empty()) {
+    // llvm-bolt builds no CFG of a function with a jump that may go anywhere in it: edges there
+    // would be traces it cannot place (mapper/bolt_block_map.h).
+    if (!code.simple || code.blocks.empty() || code.unknown_jump_outside_epilogue) {
       stats.not_simple_samples += function_samples;
       continue;
     }

@@ -216,6 +216,42 @@ TEST_P(BoltInferred, CfgEqualsBoltsWithJumpTables) {
   EXPECT_TRUE(saw_table) << "no block with more than two successors: no table is judged";
 }
 
+// Whether llvm-bolt builds a usable CFG of a function ("IsSimple : 1" after building it) decides
+// whether a fall-through range in it is taken or counted as a mismatching trace: ours (simple,
+// without an unknown jump outside an epilogue) must say the same of every function BOLT lists,
+// the C runtime's included (register_tm_clones ends in such a jump, which llvm-bolt refuses).
+TEST_P(BoltInferred, EveryFunctionIsSimpleExactlyWhenBoltsIs) {
+  const CommandResult r = bolt({"-o", (tmp_ / "cfg.bolt").string(), "-print-cfg"});
+  const std::regex header(
+      "^Binary Function \"([^\"(]*)(?:\\(\\*[0-9]+\\))?\" after building cfg \\{$");
+  std::map<std::string, bool> bolts;  // BOLT's name -> IsSimple
+  std::string function;
+  for (const std::string& line : split_lines(r.out + r.err)) {
+    std::smatch m;
+    if (std::regex_match(line, m, header)) {
+      function = m[1];
+    } else if (!function.empty() && line.starts_with("  IsSimple    : ")) {
+      bolts[function] = line.ends_with("1");
+      function.clear();
+    }
+  }
+  ASSERT_GE(bolts.size(), 8u) << r.out << r.err;
+  const auto elf = ElfBinary::open(fixture("").string());
+  const SymbolTable symbols = SymbolTable::load(*elf);
+  BoltBlockMap map(*elf);
+  size_t refused = 0;
+  for (const auto& [name, simple] : bolts) {
+    const FunctionSymbol* found = nullptr;
+    for (const FunctionSymbol& f : symbols.functions())
+      if (f.name == name) found = &f;
+    ASSERT_NE(found, nullptr) << name << " is not among our functions";
+    const BoltFunctionBlocks& ours = map.blocks(*found);
+    EXPECT_EQ(ours.simple && !ours.unknown_jump_outside_epilogue, simple) << name;
+    refused += !simple;
+  }
+  EXPECT_GE(refused, 1u) << "BOLT refuses no function here: the test judges only one way";
+}
+
 // Not on interp_gcc_split: BOLT counts a jump into a function's cold part as an edge to a block
 // past the function's end, which the instrumented profile feeds and ours (to which the jump
 // leaves the function) does not; the comparison of counts holds for functions in one piece.
