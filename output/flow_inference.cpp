@@ -24,6 +24,7 @@ constexpr int32_t kCostEntryInc = 10;
 constexpr int32_t kCostEntryDec = 40;
 constexpr int32_t kCostUnlikely = int32_t{1} << 30;
 constexpr int32_t kDecBelowHalf = 4;
+constexpr int32_t kIncPastUnseen = 4;
 
 // Weights are scaled down until they sum to at most kMaxTotalWeight; every flow then stays far
 // below kInfinite, the capacity of the arcs without a limit, and no residual can wrap.
@@ -355,8 +356,22 @@ std::pair<int32_t, int32_t> block_costs(const FlowGraph::Block& block, bool entr
           kCostBlockDec * evidence};
 }
 
-// The min-cost flow on the network of the header, with the block weights `weight` (scaled).
-bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, CfgFlow& flow) {
+// The count up to which raising a block without samples costs its plain rate: the count at which
+// it would have made FlowGraph::kSamplesUnseen samples (in units scaled down by `shift`, at
+// least 1). 0: no such limit (a sampled, unknown or entry block, or no weight_per_sample).
+int64_t unseen_count(const FlowGraph& graph, const FlowGraph::Block& block, bool entry,
+                     uint32_t shift) {
+  if (!block.known || block.weight != 0 || entry || graph.weight_per_sample == 0) return 0;
+  const double count = FlowGraph::kSamplesUnseen * static_cast<double>(graph.weight_per_sample) /
+                       std::clamp<uint32_t>(block.evidence, 1, FlowGraph::Block::kMaxEvidence);
+  const double scaled = std::ldexp(count, -static_cast<int>(shift));
+  return std::max<int64_t>(1, std::llround(std::min(scaled, static_cast<double>(kMaxTotalWeight))));
+}
+
+// The min-cost flow on the network of the header, with the block weights `weight` (scaled down
+// by `shift`).
+bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, uint32_t shift,
+                   CfgFlow& flow) {
   const uint32_t n = cfg.n;
   const uint32_t source = 2 * n, sink = 2 * n + 1;
   MinCostFlow network(2 * n + 2);
@@ -365,7 +380,15 @@ bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, CfgFlow& 
   for (uint32_t b = 0; b < n; ++b) {
     if (!cfg.reachable[b]) continue;
     const auto [inc, dec] = block_costs(cfg.graph.blocks[b], cfg.entry[b]);
-    network.add_arc(2 * b, 2 * b + 1, kInfinite, inc);
+    // Raising a block without samples past what it could have run unseen costs kIncPastUnseen
+    // times as much (see the header).
+    if (const int64_t unseen = unseen_count(cfg.graph, cfg.graph.blocks[b], cfg.entry[b], shift);
+        unseen > 0) {
+      network.add_arc(2 * b, 2 * b + 1, unseen, inc);
+      network.add_arc(2 * b, 2 * b + 1, kInfinite, inc * kIncPastUnseen);
+    } else {
+      network.add_arc(2 * b, 2 * b + 1, kInfinite, inc);
+    }
     if (weight[b] > 0) {
       // Lowering past half the estimate costs kDecBelowHalf times as much (see the header).
       const int64_t half = weight[b] / 2;
@@ -875,7 +898,7 @@ class Rebalancer {
 }  // namespace
 
 InferredFlow infer_flow(const FlowGraph& graph) {
-  // Node, edge and arc numbers fit 32 bits (a network arc pair per edge, up to 4 per block).
+  // Node, edge and arc numbers fit 32 bits (a network arc pair per edge, up to 5 per block).
   if (graph.blocks.size() >= kMaxBlocks || graph.edges.size() >= kMaxBlocks) {
     throw std::invalid_argument("flow graph too large");
   }
@@ -906,7 +929,7 @@ InferredFlow infer_flow(const FlowGraph& graph) {
   }
 
   CfgFlow flow;
-  if (!solve_network(cfg, weight, flow)) {
+  if (!solve_network(cfg, weight, shift, flow)) {
     assert(false && "every excess reaches a deficit: each block can undo its own weight");
     return result;
   }

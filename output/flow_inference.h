@@ -26,6 +26,19 @@
 // program's gain rose from 79.7% to 84.5%, sqlite3's stayed (79.4%, 79.0%); 2 and 10 gave
 // 80.2% and 86.6% on the one, 79.2% and 77.7% on the other.
 //
+// Unseen. A block with 0 samples may have run, but only so often: with FlowGraph::
+// weight_per_sample set, raising it past the count at which it would have made kSamplesUnseen
+// (half a) sample costs kIncPastUnseen (4) times as much a unit (where a count expects n
+// samples, 0 come e^-n of the time: 61% at half a sample, 5% at three). The case it settles: one
+// instruction that stalls (a load that misses) can take 10 to 20 times its block's share of a
+// timer's samples, and the flow rid the block of that excess most cheaply by running it around
+// a loop through unsampled blocks, which were then laid out as the hottest code there was
+// although they never ran (on a sqlite3 recording, 460 blocks that never ran carried flow, half
+// of it through 37 of them). Measured on edge_inference_bench.sh's programs, six recordings of
+// each of ~80K and of ~30K samples: the gain at the target's I1 rose by 1.9 to 3.2 points on
+// each of the four. Limits of 0.25 and 1 sample did as well and less well; a factor of 2 as
+// well, 8 and 16 cost the generated program 7 to 14 points (docs/testing.md).
+//
 // Each block's costs are multiplied by its evidence (Block::evidence: the instructions its
 // estimate was sampled over, at most 8). A timer samples instructions, not blocks: 0 samples
 // over 60 instructions say far more surely that a block did not run than 0 over 1, and the
@@ -110,6 +123,9 @@ struct FlowGraph {
   // in the header). 0: no block is kept warm.
   uint64_t weight_per_sample = 0;
   static constexpr double kSamplesThatSayCold = 3;
+  // A block without samples could have run unseen up to the count that would have made this
+  // many samples; past it, raising it costs more (see "Unseen" in the header).
+  static constexpr double kSamplesUnseen = 0.5;
 };
 
 struct InferredFlow {

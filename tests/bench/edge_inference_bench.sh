@@ -3,7 +3,7 @@
 # alone reaches (`profcollect convert --format bolt-inferred`: the edge counts of each sampled
 # function's control-flow graph, as BOLT pre-aggregated B/F records). Run by hand (not by ctest),
 # as root or with perf_event access to one's own processes; needs clang-19 and lld-19, tclsh,
-# perf, valgrind, llvm-bolt and perf2bolt of LLVM 19 (/usr/lib/llvm-19/bin). About 4 minutes
+# perf, valgrind, llvm-bolt and perf2bolt of LLVM 19 (/usr/lib/llvm-19/bin). About 10 minutes
 # on a 2-core virtual machine.
 #
 # Usage: edge_inference_bench.sh [-k] [PROFCOLLECT]
@@ -15,6 +15,13 @@
 #   BENCH_WORK=DIR       work in DIR and keep it; a directory kept from an earlier run keeps its
 #                        builds, instrumented profiles and their measurements (the recordings
 #                        and everything made of them are done again)
+#   BENCH_SAMPLES=N      IP samples in the binary a recording aims at (default 45000, what the
+#                        peers were judged on): a machine's timer makes more or fewer of them at a
+#                        given frequency, and more samples make every profile better, so the first
+#                        recording of each program, at 20000 Hz, sets the frequency of them all:
+#                        while its count is off by more than a fifth (three times at most), it is
+#                        recorded again at the frequency times N over its count. 0: 20000 Hz
+#                        whatever the count
 #   BENCH_OTHER_I1="SIZE,ASSOC,LINE.."  I1 geometries measured besides the target's (default
 #                        "16384,4,64 65536,8,64"; empty: none)
 #
@@ -24,7 +31,8 @@
 #   inst     the exact profile: the program instrumented by `llvm-bolt -instrument`, one run of
 #            the workload
 #   then BENCH_TRIALS times a recording of NAME_runs workload runs (`perf record -e cpu-clock
-#   -F 20000 --buildid-mmap`, 40-60K samples) and, of that same recording,
+#   -F FREQ --buildid-mmap`, about BENCH_SAMPLES samples in the binary; see below) and, of that
+#   same recording,
 #   nolbr    `perf2bolt -nl` (no_lbr fdata: a count per sampled address, BOLT's default use)
 #   guess    the same fdata with BOLT 19's own count guessing (--equalize-bb-counts
 #            --iterative-guess): the bar an inference in the collector has to clear
@@ -59,6 +67,7 @@ set -eu -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 trials=${BENCH_TRIALS:-3}
+budget=${BENCH_SAMPLES:-45000}
 target=85
 
 # The same for every program and profile.
@@ -85,6 +94,8 @@ pc=${1:-$repo/build/profcollect}
 usage() { echo "edge_inference_bench: $*" >&2; exit 2; }
 [ -x "$pc" ] || usage "no profcollect executable at $pc (give its path)"
 case "$trials" in [1-9] | [1-9][0-9]) ;; *) usage "BENCH_TRIALS must be 1 to 99" ;; esac
+case "$budget" in 0 | [1-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9] | [1-9][0-9][0-9][0-9][0-9][0-9]) ;;
+    *) usage "BENCH_SAMPLES must be 0 or 1000 to 9999999" ;; esac
 for p in $programs; do
     declare -F "${p}_build" >/dev/null || usage "no program $p (have: $PROGRAMS)"
 done
@@ -179,6 +190,20 @@ profile_warnings() {
 
 gain() { awk -v n="$1" -v i="$2" -v x="$3" 'BEGIN { if (n - i <= 0) print "n/a"; else printf "%.1f", 100 * (n - x) / (n - i) }'; }
 
+# record DIR PROG T RUNS FREQ: DIR/perf.tT.data, a cpu-clock recording of RUNS workload runs at
+# FREQ Hz, with its no_lbr fdata (DIR/nolbr.tT.fdata) and its sample counts (DIR/samples.tT).
+record() {
+    local d=$1 p=$2 t=$3 runs=$4 freq=$5
+    rm -f "$d/perf.t$t.data"
+    (cd "$d" && perf record -q --buildid-mmap -e cpu-clock -F "$freq" -o "$d/perf.t$t.data" -- \
+        sh -c "i=0; while [ \$i -lt $runs ]; do $run_env ./run.sh ./$p || exit 1; i=\$((i + 1)); done") \
+        >"$d/record.t$t.log" 2>&1 || { fail "$p: perf record failed (see $d/record.t$t.log)"; return 1; }
+    "$perf2bolt" -p "$d/perf.t$t.data" -nl -o "$d/nolbr.t$t.fdata" "$d/$p" --thread-count=1 \
+        >"$d/perf2bolt.t$t.log" 2>&1 || { fail "$p: perf2bolt failed (see $d/perf2bolt.t$t.log)"; return 1; }
+    awk -v f="$freq" '/PERF2BOLT: read [0-9]+ samples/ { n = $3 } /out of range samples/ { o = $(NF - 1) }
+         END { printf "%d samples, %d in the binary (%d Hz)\n", n, n - o, f }' "$d/perf2bolt.t$t.log" >"$d/samples.t$t"
+}
+
 # judge PROG: builds, profiles, BOLTs and measures PROG; prints its figures and appends
 # "PROG MEAN_GAIN" of bolt-inferred (or "PROG -") to $work/inferred.
 judge() {
@@ -213,16 +238,24 @@ judge() {
 
     # The recordings, and the profiles made of each.
     rm -f "$d"/m.*.t* "$d"/warnings.t* "$d/gains" "$d/gains.geometries"
+    local freq=20000 in_binary
     for t in $(seq 1 "$trials"); do
-        say "$p: recording $t ($runs runs)"
-        rm -f "$d/perf.t$t.data"
-        (cd "$d" && perf record -q --buildid-mmap -e cpu-clock -F 20000 -o "$d/perf.t$t.data" -- \
-            sh -c "i=0; while [ \$i -lt $runs ]; do $run_env ./run.sh ./$p || exit 1; i=\$((i + 1)); done") \
-            >"$d/record.t$t.log" 2>&1 || { fail "$p: perf record failed (see $d/record.t$t.log)"; return 1; }
-        "$perf2bolt" -p "$d/perf.t$t.data" -nl -o "$d/nolbr.t$t.fdata" "$d/$p" --thread-count=1 \
-            >"$d/perf2bolt.t$t.log" 2>&1 || { fail "$p: perf2bolt failed (see $d/perf2bolt.t$t.log)"; return 1; }
-        awk '/PERF2BOLT: read [0-9]+ samples/ { n = $3 } /out of range samples/ { o = $(NF - 1) }
-             END { printf "%d samples, %d in the binary\n", n, n - o }' "$d/perf2bolt.t$t.log" >"$d/samples.t$t"
+        say "$p: recording $t ($runs runs, $freq Hz)"
+        record "$d" "$p" "$t" "$runs" "$freq" || return 1
+        # The first recording sets the frequency that makes about $budget samples in the binary:
+        # recorded again, up to three times, at the frequency scaled by how far it was off (a
+        # timer's samples do not follow its frequency exactly).
+        local tries=0
+        while [ "$t" = 1 ] && [ "$budget" != 0 ] && [ "$tries" -lt 3 ]; do
+            in_binary=$(awk '{ print $3 }' "$d/samples.t1")
+            [ "$in_binary" -gt 0 ] || { fail "$p: no sample in the binary (see $d/perf2bolt.t1.log)"; return 1; }
+            awk -v b="$budget" -v n="$in_binary" 'BEGIN { exit !(n > 1.2 * b || n < 0.8 * b) }' || break
+            freq=$(awk -v f="$freq" -v b="$budget" -v n="$in_binary" 'BEGIN {
+                x = int(f * b / n); if (x < 100) x = 100; if (x > 50000) x = 50000; print x }')
+            say "$p: $in_binary samples in the binary; recording 1 again at $freq Hz"
+            record "$d" "$p" 1 "$runs" "$freq" || return 1
+            tries=$((tries + 1))
+        done
         bolt_with "$d" "$p" nolbr.t$t "$d/nolbr.t$t.fdata" && measure "$d" nolbr.t$t "$d/$p.bolt.nolbr.t$t" || true
         bolt_with "$d" "$p" guess.t$t "$d/nolbr.t$t.fdata" $guess_opts && measure "$d" guess.t$t "$d/$p.bolt.guess.t$t" || true
         [ "$inferred" = 1 ] || continue

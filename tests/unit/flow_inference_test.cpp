@@ -231,6 +231,24 @@ TEST(FlowInferenceTest, UnsampledBlockThatWouldHaveBeenSampledStaysCold) {
   EXPECT_EQ(flow.kept_warm, 0u);
 }
 
+TEST(FlowInferenceTest, ExcessOfAStalledBlockIsNotRunAroundAnUnsampledLoop) {
+  // 0 (100) -> 4 (100) -> 1 -> 3 (100), a loop 1 -> 2 -> 1: 1's one sampled instruction stalled,
+  // so its estimate (2000) is 20 times its count; 2 (five instructions) has no sample. Lowering
+  // 1 costs 40 a unit to 1000, then 160; raising the way through 0, 4 and 3 costs 240; running
+  // the excess around the loop costs 2's raise, 55 a unit. Weights of 100 a sample: 2 could
+  // have run 10 times unseen (half a sample over its five instructions), and past that its
+  // raise costs four times as much, 220: more than lowering 1.
+  FlowGraph graph = make_graph({100, 2000, 0, 100, 100}, {{0, 4}, {4, 1}, {1, 2}, {2, 1}, {1, 3}});
+  for (uint32_t b : {0u, 3u, 4u}) graph.blocks[b].evidence = 8;
+  graph.blocks[2].evidence = 5;
+  graph.weight_per_sample = 100;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 110, 10, 100, 100}));
+  // Without weight_per_sample nothing says how often 2 could have run unseen: 55 a unit
+  // throughout, so all the excess below half of 1's estimate goes around the loop.
+  graph.weight_per_sample = 0;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 1000, 900, 100, 100}));
+}
+
 TEST(FlowInferenceTest, IfWithoutElseOverUnknownBlockSplitsEvenly) {
   // 0 -> 1 (unknown) -> 2 and 0 -> 2: nothing says which way, as profi splits it.
   const FlowGraph graph = make_graph({80, kUnknown, 80}, {{0, 1}, {1, 2}, {0, 2}});
