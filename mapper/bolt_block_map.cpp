@@ -35,6 +35,7 @@ struct Decoded {
   uint16_t reg = 0, base = 0;  // capstone x86_reg values
   uint64_t value = 0;          // the table's address, for LeaRip, LoadAbs64, JumpAbs64
   bool epilogue = false;       // a pop or a leave (x86-64): what BOLT takes for a function's exit
+  bool nop = false;
 };
 
 // A jump table found in the code: its address, entry size and the jump that uses it.
@@ -240,6 +241,8 @@ struct BoltBlockMap::Impl {
       uint64_t at = address;
       if (!cs_disasm_iter(handle, &code, &left, &at, insn)) return result;  // not simple
       Decoded d{address - function.addr};
+      d.nop = insn->id ==
+              (arm64 ? static_cast<unsigned>(ARM64_INS_NOP) : static_cast<unsigned>(X86_INS_NOP));
       if (arm64) {
         d.flow = classify_arm64(*insn, d.target);
       } else {
@@ -289,11 +292,13 @@ struct BoltBlockMap::Impl {
           (next_start < starts.size() && decoded[i].offset == starts[next_start])) {
         if (!result.blocks.empty()) ++next_start;
         result.blocks.push_back(BoltBlock{decoded[i].offset, decoded[i].offset});
+        result.blocks.back().only_nops = true;
         first_instruction.push_back(i);
       }
       BoltBlock& block = result.blocks.back();
       block.last_offset = decoded[i].offset;
       ++block.instructions;
+      block.only_nops = block.only_nops && decoded[i].nop;
       block.ends_in_call = decoded[i].flow == Flow::Call;
       if (decoded[i].flow == Flow::Call && decoded[i].call_target != UINT64_MAX) {
         result.calls.push_back(BoltCall{static_cast<uint32_t>(result.blocks.size() - 1),

@@ -49,6 +49,9 @@ struct BoltBlock {
   // an indirect jump whose targets are unknown, or the function's end reached without a jump.
   bool leaves = false;
   bool unknown_successors = false;  // an indirect jump whose targets are unknown
+  // Every instruction is a nop: alignment padding. When no edge reaches it (padding after a
+  // jump), it never runs; BOLT drops it as unreachable.
+  bool only_nops = false;
 };
 
 // An edge of the function's control-flow graph.

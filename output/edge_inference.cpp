@@ -18,19 +18,25 @@ struct InferredFunction {
   InferredFlow flow;
 };
 
-// The flow graph of a function's CFG, its blocks weighted by their samples (sorted addresses of
-// the function, with their counts).
-FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
-                     std::span<const std::pair<uint64_t, uint64_t>> samples) {
+}  // namespace
+
+FlowGraph sampled_flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
+                             std::span<const std::pair<uint64_t, uint64_t>> samples) {
   FlowGraph graph;
   graph.weight_per_sample = kWeightScale;
   graph.blocks.resize(code.blocks.size());
+  // Per block: samples on the instructions but the first, and whether any fell on the first.
   std::vector<uint64_t> block_samples(code.blocks.size(), 0);
+  std::vector<bool> first_sampled(code.blocks.size(), false);
   for (const auto& [address, count] : samples) {
     const int b = code.block_containing(address - function_address);
-    // A block's first instruction's samples are left out (see the header).
-    if (b >= 0 && code.blocks[static_cast<size_t>(b)].offset != address - function_address)
+    if (b < 0) continue;
+    // A block's first instruction's samples are left out of its estimate (see the header).
+    if (code.blocks[static_cast<size_t>(b)].offset != address - function_address) {
       block_samples[static_cast<size_t>(b)] += count;
+    } else if (count > 0) {
+      first_sampled[static_cast<size_t>(b)] = true;
+    }
   }
   std::vector<bool> reached(code.blocks.size(), false);
   graph.edges.reserve(code.edges.size());
@@ -52,16 +58,16 @@ FlowGraph flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
       node.evidence = static_cast<uint32_t>(sampled);
       // Rounded to the nearest unit; at most 2^64 / kWeightScale samples in a block.
       node.weight = (block_samples[b] * kWeightScale + sampled / 2) / sampled;
+      // A sample on an instruction says it was about to run: the block ran (see the header).
+      node.ran = block_samples[b] == 0 && first_sampled[b];
     }
     // Nothing in the CFG reaches it (a landing pad, a target of an unread jump table): control
-    // came from where the CFG does not show.
-    node.entry = b == 0 || !reached[b];
+    // came from where the CFG does not show. But not into padding (see the header).
+    node.entry = b == 0 || (!reached[b] && !block.only_nops);
     node.exit = block.leaves || block.unknown_successors || !has_successor[b];
   }
   return graph;
 }
-
-}  // namespace
 
 InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions,
                           BoltBlockMap& blocks, const RenderStop* stop) {
@@ -95,7 +101,7 @@ InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions
       continue;
     }
     if (stop != nullptr) stop->check();
-    InferredFlow flow = infer_flow(flow_graph(code, run.function->addr, mine));
+    InferredFlow flow = infer_flow(sampled_flow_graph(code, run.function->addr, mine));
     if (flow.entered == 0) continue;  // too few samples to say anything
     ++stats.inferred_functions;
     stats.blocks_kept_warm += flow.kept_warm;

@@ -9,7 +9,13 @@
 //    blocks (2 instructions: 0.43 of the truth relative to long ones; 1 instruction: about
 //    1/70). A block of one instruction has no estimate (FlowGraph::Block::known is false): its
 //    count is what flow makes it. Samples that are exact instruction counts (one per
-//    instruction run) still give exact estimates;
+//    instruction run) still give exact estimates. A block whose samples all fell on its first
+//    instruction did run (a sampled instruction is one about to run), rarely enough for the
+//    rest to get none: FlowGraph::Block::ran. A block that no edge reaches may be entered
+//    from where the CFG does not show (a landing pad, a target of an unread jump table), unless
+//    it is all nops: alignment padding after a jump, which never runs. Taken for an entry, it
+//    let the flow start anywhere: on sqlite3, a seventh of a recording's inferred entries came
+//    in through padding (docs/edge-inference.md);
 // 2. the counts are made to conserve flow over the CFG, changing them as little as possible
 //    (output/flow_inference.h, after LLVM's profile inference);
 // 3. the result is written as branches and fall-throughs BOLT reads back into the same edge
@@ -22,10 +28,13 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <utility>
 
 #include "mapper/bolt_block_map.h"
 #include "mapper/symbol_table.h"
 #include "output/branch_profile.h"
+#include "output/flow_inference.h"
 #include "output/ip_profile.h"
 #include "output/render_stop.h"
 
@@ -49,6 +58,11 @@ struct InferredEdges {
 
 // Block weights are estimates of samples per instruction times this.
 inline constexpr uint64_t kWeightScale = 100;
+
+// The flow graph of a function's CFG (step 1 of the header), its blocks weighted by the
+// function's samples: (address, count), sorted by address.
+FlowGraph sampled_flow_graph(const BoltFunctionBlocks& code, uint64_t function_address,
+                             std::span<const std::pair<uint64_t, uint64_t>> samples);
 
 // The inferred branch profile of the binary's IP samples. `stop` is checked between functions.
 InferredEdges infer_edges(const IpProfile& samples, const SymbolTable& functions,

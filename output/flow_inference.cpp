@@ -382,20 +382,22 @@ bool solve_network(const Cfg& cfg, const std::vector<int64_t>& weight, uint32_t 
     const auto [inc, dec] = block_costs(cfg.graph.blocks[b], cfg.entry[b]);
     // Raising a block without samples past what it could have run unseen costs kIncPastUnseen
     // times as much (see the header).
-    if (const int64_t unseen = unseen_count(cfg.graph, cfg.graph.blocks[b], cfg.entry[b], shift);
-        unseen > 0) {
+    const int64_t unseen = unseen_count(cfg.graph, cfg.graph.blocks[b], cfg.entry[b], shift);
+    if (unseen > 0) {
       network.add_arc(2 * b, 2 * b + 1, unseen, inc);
       network.add_arc(2 * b, 2 * b + 1, kInfinite, inc * kIncPastUnseen);
     } else {
       network.add_arc(2 * b, 2 * b + 1, kInfinite, inc);
     }
-    if (weight[b] > 0) {
+    // A block that ran unseen is estimated at its unseen count (see "Ran" in the header).
+    const int64_t estimate = weight[b] == 0 && cfg.graph.blocks[b].ran ? unseen : weight[b];
+    if (estimate > 0) {
       // Lowering past half the estimate costs kDecBelowHalf times as much (see the header).
-      const int64_t half = weight[b] / 2;
+      const int64_t half = estimate / 2;
       if (half > 0) network.add_arc(2 * b + 1, 2 * b, half, dec);
-      network.add_arc(2 * b + 1, 2 * b, weight[b] - half, dec * kDecBelowHalf);
-      network.add_supply(2 * b + 1, weight[b]);
-      network.add_supply(2 * b, -weight[b]);
+      network.add_arc(2 * b + 1, 2 * b, estimate - half, dec * kDecBelowHalf);
+      network.add_supply(2 * b + 1, estimate);
+      network.add_supply(2 * b, -estimate);
     }
     if (cfg.entry[b]) entry_arc[b] = network.add_arc(source, 2 * b, kInfinite, 0);
     if (cfg.exit[b]) exit_arc[b] = network.add_arc(2 * b + 1, sink, kInfinite, 0);
@@ -760,7 +762,8 @@ class Rebalancer {
       : cfg_(cfg), flow_(flow), mark_(cfg.n, 0), pending_(cfg.n, 0), level_(cfg.n, -1) {
     evidence_.resize(cfg.n);
     for (uint32_t b = 0; b < cfg.n; ++b) {
-      evidence_[b] = cfg.graph.blocks[b].known && cfg.graph.blocks[b].weight > 0;
+      const FlowGraph::Block& block = cfg.graph.blocks[b];
+      evidence_[b] = block.known && (block.weight > 0 || block.ran);
     }
   }
 
@@ -924,6 +927,9 @@ InferredFlow infer_flow(const FlowGraph& graph) {
       const uint64_t w = block.known && cfg.reachable[b] ? block.weight >> shift : 0;
       weight[b] = static_cast<int64_t>(w);  // final only once the total fits
       total.add(w);
+      // A block that ran unseen gets its unseen count for an estimate (solve_network).
+      if (w == 0 && block.ran && cfg.reachable[b])
+        total.add(static_cast<uint64_t>(unseen_count(graph, block, cfg.entry[b], shift)));
     }
     if (!total.overflow && total.value <= kMaxTotalWeight) break;
   }

@@ -4,7 +4,8 @@
 // cold parts become functions of their own), and by clang as non-PIE):
 //
 // - the CFG the counts are inferred on is BOLT's: every block start and every block's successors
-//   of the fixtures' functions equal what `llvm-bolt -print-cfg` builds (jump tables included);
+//   of the fixtures' functions equal what `llvm-bolt -print-cfg` builds (jump tables included),
+//   and so do the blocks of nothing but nops (padding, which no flow may enter);
 // - from IP samples that are the exact instruction counts (every executed instruction once), the
 //   counts BOLT reads from our profile are the exact ones: every function's and every block's
 //   execution count (blocks of more than one instruction), as `llvm-bolt -print-finalized` lists
@@ -47,6 +48,7 @@ const char* const kFunctions = "run.*,apply.*,collatz_steps.*,bits.*,main";
 struct ListedBlock {
   uint64_t input_offset = 0;
   std::map<uint64_t, std::string> successors;
+  bool only_nops = true;  // every instruction listed is a nop
 };
 // function -> blocks, of the functions BOLT builds a CFG of ("IsSimple : 1")
 using Listing = std::map<std::string, std::map<uint64_t, ListedBlock>>;
@@ -57,28 +59,31 @@ Listing parse_listing(const std::string& text, const std::string& stage) {
   const std::regex header("^Binary Function \"([^\"/]*)[^\"]*\" " + stage + " \\{$");
   const std::regex block("^(\\.[A-Za-z0-9_]+) \\(\\d+ instructions, align : \\d+\\)$");
   // A block's offset is its first instruction's: "    00000055: \tleal ...".
-  const std::regex offset("^\\s+([0-9a-f]{8}): .*$");
+  const std::regex offset("^\\s+([0-9a-f]{8}): \\t?(\\S+).*$");
   const std::regex successors("^\\s*Successors: (.*)$");
   Listing out;
   std::string function, label;
   std::map<std::string, uint64_t> offsets;
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> successor_labels;
+  std::map<std::string, bool> only_nops;
   bool simple = false;
   auto finish = [&] {
     if (function.empty() || !simple) {
       function.clear();
       offsets.clear();
       successor_labels.clear();
+      only_nops.clear();
       return;
     }
     for (const auto& [l, o] : offsets) {
-      ListedBlock b{o, {}};
+      ListedBlock b{o, {}, only_nops[l]};
       for (const auto& [to, count] : successor_labels[l]) b.successors[offsets.at(to)] = count;
       out[function][o] = b;
     }
     function.clear();
     offsets.clear();
     successor_labels.clear();
+    only_nops.clear();
   };
   for (const std::string& line : split_lines(text)) {
     std::smatch m;
@@ -94,8 +99,13 @@ Listing parse_listing(const std::string& text, const std::string& stage) {
       finish();
     } else if (std::regex_match(line, m, block)) {
       label = m[1];
-    } else if (!label.empty() && !offsets.count(label) && std::regex_match(line, m, offset)) {
-      offsets[label] = std::stoull(m[1], nullptr, 16);
+      only_nops[label] = true;
+    } else if (!label.empty() && std::regex_match(line, m, offset)) {
+      if (!offsets.count(label)) offsets[label] = std::stoull(m[1], nullptr, 16);
+      // "00000010: \tnopw %cs:(%rax,%rax) # Size: 15 ..."; CFI notes ("!CFI") are no instructions
+      const std::string mnemonic = m[2];
+      if (!mnemonic.starts_with("!"))
+        only_nops[label] = only_nops[label] && mnemonic.starts_with("nop");
     } else if (std::regex_match(line, m, successors)) {
       // ".Ltmp3 (mispreds: 0, count: 5), .LFT2 (mispreds: 0, count: 0)" or ".Ltmp3, .LFT2"
       static const std::regex entry(
@@ -188,7 +198,7 @@ TEST_P(BoltInferred, CfgEqualsBoltsWithJumpTables) {
   const auto elf = ElfBinary::open(fixture("").string());
   const SymbolTable symbols = SymbolTable::load(*elf);
   BoltBlockMap map(*elf);
-  bool saw_table = false;
+  bool saw_table = false, saw_padding = false;
   for (const auto& [name, blocks] : bolts) {
     const FunctionSymbol* function = nullptr;
     for (const FunctionSymbol& f : symbols.functions())
@@ -201,18 +211,25 @@ TEST_P(BoltInferred, CfgEqualsBoltsWithJumpTables) {
     for (const BoltEdge& e : ours.edges)
       our_successors[ours.blocks[e.from].offset].insert(ours.blocks[e.to].offset);
     std::map<uint64_t, std::set<uint64_t>> bolt_successors;
+    std::set<uint64_t> our_padding, bolt_padding;  // blocks of nothing but nops
+    for (const BoltBlock& b : ours.blocks)
+      if (b.only_nops) our_padding.insert(b.offset);
     // A jump into the function's cold part (gcc's "apply.cold") is an edge to a block past the
     // function's end in BOLT's listing; here the jump leaves the function.
     const uint64_t size = function->size;
     for (const auto& [offset, b] : blocks) {
       if (offset >= size) continue;
       bolt_successors[offset];
+      if (b.only_nops) bolt_padding.insert(offset);
       for (const auto& [to, count] : b.successors)
         if (to < size) bolt_successors[offset].insert(to);
       saw_table |= b.successors.size() > 2;
     }
     EXPECT_EQ(our_successors, bolt_successors) << name << " has another CFG";
+    EXPECT_EQ(our_padding, bolt_padding) << name << ": other blocks of only nops";
+    saw_padding |= !bolt_padding.empty();
   }
+  EXPECT_TRUE(saw_padding) << "no block of only nops: padding is not judged";
   EXPECT_TRUE(saw_table) << "no block with more than two successors: no table is judged";
 }
 

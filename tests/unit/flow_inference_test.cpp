@@ -249,6 +249,23 @@ TEST(FlowInferenceTest, ExcessOfAStalledBlockIsNotRunAroundAnUnsampledLoop) {
   EXPECT_EQ(infer_checked(graph).blocks, (Counts{100, 1000, 900, 100, 100}));
 }
 
+TEST(FlowInferenceTest, BlockThatRanUnseenKeepsTheCountItCouldHaveRunUnseen) {
+  // 0 (10000) -> 1 (0 samples, but it ran) -> 3 (10000), 0 -> 2 (10000) -> 3; one instruction
+  // each, weights of 100 a sample. 1 could have run 50 times unseen (half a sample), its
+  // estimate then: keeping it costs raising 0 and 3 by 50 (10 a unit each, 1000), less than
+  // lowering 2 by 50 (40 a unit, 2000) or 1 to nothing (40 a unit to half, then 160: 5000).
+  FlowGraph graph = make_graph({10000, 0, 10000, 10000}, {{0, 1}, {1, 3}, {0, 2}, {2, 3}});
+  graph.weight_per_sample = 100;
+  graph.blocks[1].ran = true;
+  EXPECT_EQ(infer_checked(graph).blocks, (Counts{10050, 50, 10000, 10050}));
+  // Not known to have run, its 0 samples where 100 were due say it did not (nor is it kept
+  // warm: that is for blocks that would have made fewer than 3).
+  graph.blocks[1].ran = false;
+  const InferredFlow flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{10000, 0, 10000, 10000}));
+  EXPECT_EQ(flow.kept_warm, 0u);
+}
+
 TEST(FlowInferenceTest, IfWithoutElseOverUnknownBlockSplitsEvenly) {
   // 0 -> 1 (unknown) -> 2 and 0 -> 2: nothing says which way, as profi splits it.
   const FlowGraph graph = make_graph({80, kUnknown, 80}, {{0, 1}, {1, 2}, {0, 2}});
