@@ -176,7 +176,7 @@ std::optional<BinarySymbols> BinarySymbols::load(const fs::path& binary, std::st
     const auto size = parse_number(fields[4], 16);
     if (!address || !size) continue;
     plt_names.push_back(fields[0]);
-    table.plt_sections_.push_back({*address, *address + *size});
+    table.plt_sections_.push_back({fields[0], *address, *address + *size});
   }
   if (!plt_names.empty()) {
     std::vector<std::string> objdump_argv = {"objdump", "-d"};
@@ -215,6 +215,12 @@ uint64_t BinarySymbols::size_of(const std::string& name, uint64_t address) const
 }
 
 std::optional<uint64_t> BinarySymbols::bolt_function_address(const std::string& name) const {
+  if (name.starts_with("__BOLT_PSEUDO_")) {
+    const std::string_view section = std::string_view(name).substr(14);
+    for (const auto& plt : plt_sections_)
+      if (plt.name == section) return plt.start;
+    return std::nullopt;
+  }
   if (name.ends_with("@PLT")) {
     const std::string label = name.substr(0, name.size() - 4) + "@plt";
     for (const auto& [address, entry] : plt_entries_)
@@ -248,16 +254,17 @@ std::optional<uint64_t> BinarySymbols::bolt_function_address(const std::string& 
 std::pair<uint64_t, uint64_t> BinarySymbols::site(uint64_t symbol_start, uint64_t symbol_size,
                                                   uint64_t address) const {
   const bool past_symbol = symbol_size > 0 && address >= symbol_start + symbol_size;
-  const bool in_plt = std::any_of(plt_sections_.begin(), plt_sections_.end(), [&](auto range) {
-    return address >= range.first && address < range.second;
+  const auto plt = std::find_if(plt_sections_.begin(), plt_sections_.end(), [&](const auto& s) {
+    return address >= s.start && address < s.end;
   });
-  if (past_symbol && in_plt) {
+  if (past_symbol && plt != plt_sections_.end()) {
     auto entry = std::upper_bound(plt_entries_.begin(), plt_entries_.end(),
                                   std::make_pair(address, std::string("\xff")));
-    if (entry != plt_entries_.begin()) {
+    if (entry != plt_entries_.begin() && std::prev(entry)->first >= plt->start) {
       --entry;
       return {entry->first, address - entry->first};
     }
+    return {plt->start, address - plt->start};
   }
   return {symbol_start, address - symbol_start};
 }

@@ -59,14 +59,16 @@ class BinarySymbols {
   static std::optional<BinarySymbols> load(const std::filesystem::path& binary, std::string& error);
 
   // Start address of the function BOLT names `name`: a plain name, `name/N` (the N-th local
-  // symbol of that name in address order, data objects included) or `name@PLT`.
+  // symbol of that name in address order, data objects included), `name@PLT` or
+  // `__BOLT_PSEUDO_<section>` (the code of a PLT section before its first entry).
   std::optional<uint64_t> bolt_function_address(const std::string& name) const;
 
   // Addresses of the defined symbols called `name`.
   std::vector<uint64_t> addresses_of(const std::string& name) const;
 
   // perf 6.1 names a PLT sample after the symbol before .plt (`_init+off`, past the end of
-  // _init); BOLT names it after its PLT entry. Returns (function start, offset) for the
+  // _init); BOLT names it after its PLT entry, or after the section when it precedes every
+  // entry (the lazy-binding header). Returns (function start, offset) for the
   // instruction at file address `address` found in symbol `symbol_start`/`symbol_size`.
   std::pair<uint64_t, uint64_t> site(uint64_t symbol_start, uint64_t symbol_size,
                                      uint64_t address) const;
@@ -83,7 +85,11 @@ class BinarySymbols {
   };
   std::vector<Symbol> symbols_;  // defined .symtab symbols, by address
   std::vector<std::pair<uint64_t, std::string>> plt_entries_;  // (address, "name@plt"), sorted
-  std::vector<std::pair<uint64_t, uint64_t>> plt_sections_;    // [start, end)
+  struct Section {
+    std::string name;
+    uint64_t start = 0, end = 0;  // [start, end)
+  };
+  std::vector<Section> plt_sections_;
 };
 
 // perf script's samples in `binary` (matched by its canonical path), as (function, offset)
