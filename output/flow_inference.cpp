@@ -711,7 +711,8 @@ class IslandJoiner {
 };
 
 // Blocks that flow left at 0 although their samples cannot say they did not run (see the
-// header, FlowGraph::weight_per_sample) get one unit along the likeliest path from an entry
+// header, FlowGraph::weight_per_sample), and whose way on rejoins counted code at once (a
+// successor with a count, or an exit), get one unit along the likeliest path from an entry
 // through them to an exit. The candidates are chosen on the flow as the solver and the
 // rebalancing left it; a path may pass other candidates, which then need none of their own.
 // Returns how many blocks it gave flow.
@@ -725,6 +726,9 @@ uint32_t keep_warm(const Cfg& cfg, CfgFlow& flow, uint32_t shift) {
     cfg.for_in(
         b, [&](uint32_t e) { busiest = std::max(busiest, flow.count[cfg.graph.edges[e].from]); });
     if (busiest == 0) continue;
+    bool rejoins = cfg.exit[b];
+    cfg.for_out(b, [&](uint32_t e) { rejoins |= flow.count[cfg.graph.edges[e].to] > 0; });
+    if (!rejoins) continue;
     const double expected = std::ldexp(static_cast<double>(busiest), static_cast<int>(shift)) *
                             std::max<uint32_t>(cfg.graph.blocks[b].evidence, 1) / per_sample;
     if (expected < FlowGraph::kSamplesThatSayCold) candidates.push_back(b);

@@ -211,14 +211,27 @@ TEST(FlowInferenceTest, UnsampledBlockTooShortToHaveBeenSampledIsKeptWarm) {
   EXPECT_EQ(infer_checked(graph).blocks, (Counts{200, 200, 0}));
 }
 
-TEST(FlowInferenceTest, KeptWarmBlocksShareOnePath) {
-  // 0 (100) -> 1 -> 2 -> 3 (100) beside 0 -> 3: 1 and 2 are unsampled single instructions, and
-  // 2's predecessor 1 has no count: only 1 is a candidate, and its path carries 2 along.
+TEST(FlowInferenceTest, OnlyABlockWhoseUnitRejoinsCountedCodeIsKeptWarm) {
+  // 0 (100) -> 1 -> 2 -> 3 (100) beside 0 -> 3, 1 and 2 unsampled single instructions: 1's way
+  // on runs through 2, also at 0, whose samples add to 1's in saying that way was not taken;
+  // 2's predecessor has no count. Neither is kept warm.
   FlowGraph graph = make_graph({100, 0, 0, 100}, {{0, 3}, {0, 1}, {1, 2}, {2, 3}});
   graph.weight_per_sample = 100;
-  const InferredFlow flow = infer_checked(graph);
-  EXPECT_EQ(flow.blocks, (Counts{101, 1, 1, 101}));
-  EXPECT_EQ(flow.kept_warm, 2u);  // 1 and the block its path carried along
+  InferredFlow flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{100, 0, 0, 100}));
+  EXPECT_EQ(flow.kept_warm, 0u);
+  // Without 2, 1 leads straight back to 3, which has a count: it is kept warm.
+  graph = make_graph({100, 0, 100}, {{0, 2}, {0, 1}, {1, 2}});
+  graph.weight_per_sample = 100;
+  flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{101, 1, 101}));
+  EXPECT_EQ(flow.kept_warm, 1u);
+  // An exit rejoins nothing but leaves: 0 (100) -> 1 (exit, unsampled) beside 0 -> 2 (100).
+  graph = make_graph({100, 0, 100}, {{0, 2}, {0, 1}});
+  graph.weight_per_sample = 100;
+  flow = infer_checked(graph);
+  EXPECT_EQ(flow.blocks, (Counts{101, 1, 100}));
+  EXPECT_EQ(flow.kept_warm, 1u);
 }
 
 TEST(FlowInferenceTest, UnsampledBlockThatWouldHaveBeenSampledStaysCold) {
