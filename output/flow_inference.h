@@ -96,13 +96,13 @@
 // or by leaving (an exit): one whose way on runs into more blocks at 0 would warm them all,
 // and their 0 samples together say that way was not taken more surely than its own do (an
 // error path running on to its own return). Judged against the instrumented counts on three
-// sqlite3 recordings of ~30K samples, only 32% of the blocks left with one unit had run (27% of
-// those a path carried along); keeping the flow off those that had not, as the instrumented
-// counts tell, raised the gain by 5 points on six. This rule, measured
-// on edge_inference_bench.sh's programs, six recordings of each at ~30K and at ~80K samples:
+// sqlite3 recordings of ~30K samples, only 32% of the blocks left with one unit had run (27%
+// of those a path carried along); keeping the flow off those that had not, as the instrumented
+// counts tell, raised the gain by 5 points over six recordings. This rule, measured on
+// edge_inference_bench.sh's programs, six recordings of each at ~30K and at ~80K samples:
 // sqlite3's gain at the target's I1 rose from 81.9% to 84.0% and from 89.4% to 89.9%, the
 // generated program's profiles did not change. Limits on the instructions of the whole way on
-// instead (3 or 6 samples' worth) did as well (docs/testing.md).
+// instead (3 or 6 samples' worth) did about as well (docs/testing.md).
 //
 // Decisions beyond profi:
 //   - flow enters only at entry blocks: a block that no entry reaches gets 0 and its weight is
